@@ -1,0 +1,1 @@
+"""The daemon: the store's only writer, serving the wire protocol on a unix socket."""

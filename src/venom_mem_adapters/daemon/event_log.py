@@ -1,0 +1,70 @@
+"""The daemon's event log (RFC-0020 section 10, CONTRACT section 8): in memory, per source.
+
+Events carry IDs, never text, and are appended after the commit they describe. The log is
+bounded and not stored: a restart starts a new source, and the store is the record.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from venom_mem_core.ports import Clock
+
+__all__ = ["EventLog"]
+
+RETENTION = 10_000
+
+
+class EventLog:
+    """Thread-safe: handlers emit from worker threads; followers are woken by ``on_append``."""
+
+    def __init__(self, clock: Clock, *, retention: int = RETENTION) -> None:
+        self.source = secrets.token_hex(8)
+        self._clock = clock
+        self._events: deque[dict[str, Any]] = deque(maxlen=retention)
+        self._seq = 0
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[], None]] = []
+
+    def emit(self, type: str, resource: str, data: dict[str, Any]) -> None:
+        with self._lock:
+            self._seq += 1
+            self._events.append(
+                {
+                    "seq": self._seq,
+                    "source": self.source,
+                    "type": type,
+                    "resource": resource,
+                    "data": data,
+                    "ts": self._clock.now(),
+                }
+            )
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()
+
+    def after(self, seq: int) -> list[dict[str, Any]]:
+        """Events with a sequence number above ``seq``, oldest first."""
+        with self._lock:
+            return [e for e in self._events if e["seq"] > seq]
+
+    @property
+    def last_seq(self) -> int:
+        with self._lock:
+            return self._seq
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` after every append; returns the function that unsubscribes."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe

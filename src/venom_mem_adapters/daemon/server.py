@@ -1,0 +1,352 @@
+"""The daemon's reactor: accept connections, frame requests, authenticate, dispatch.
+
+One connection is one caller. After ``hello`` every request is checked against the
+manifest and the caller's rights before any handler runs (:func:`venom_mem_core.dispatch.
+prepare`). Writes run one at a time on the store's one writer; reads run on a small pool of
+read-only connections, so a read answers while a write is held. Requests on a connection may
+be pipelined and are answered as they finish, each reply carrying its request's ``id``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import os
+import socket
+import struct
+from collections.abc import Awaitable, Callable, Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import anyio
+import anyio.abc
+import attrs
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from venom_mem_core.dispatch import prepare
+from venom_mem_core.errors import VenomError
+from venom_mem_core.manifest_types import Verb
+from venom_mem_core.records import Grant, Principal
+from venom_mem_core.usecases import principals
+from venom_mem_core.usecases.app import App
+from venom_mem_core.usecases.handlers import HANDLERS
+
+from ..wire import MAX_FRAME, decode_frame, encode_frame
+from .event_log import EventLog
+
+__all__ = ["Daemon", "Request"]
+
+log = logging.getLogger("venom_mem.daemon")
+
+MAX_IN_FLIGHT_PER_CONNECTION = 64
+READERS = 4
+SHUTDOWN_DEADLINE_S = 2.0
+
+
+def _package_version() -> str:
+    try:
+        return version("venom-mem")
+    except PackageNotFoundError:
+        return "0"
+
+
+@attrs.frozen(kw_only=True)
+class Request:
+    """What a daemon-level handler gets: the caller, the checked params, the verb."""
+
+    daemon: Daemon
+    principal: Principal
+    verb: Verb
+    params: dict[str, Any]
+
+
+DaemonHandler = Callable[[Request], Awaitable[dict[str, Any]]]
+
+
+def _peer_uid(stream: anyio.abc.SocketStream) -> int | None:
+    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    if raw is None:
+        return None
+    creds = raw.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)
+
+
+class Daemon:
+    """The serving state of one daemon process: one source, one app, its principals."""
+
+    def __init__(
+        self,
+        *,
+        app: App,
+        events: EventLog,
+        unknown_grants: tuple[Grant, ...],
+        idle_timeout_s: float | None,
+        handlers: Mapping[str, DaemonHandler] | None = None,
+    ) -> None:
+        self.app = app
+        self.events = events
+        self.unknown_grants = unknown_grants
+        self.issued = principals.IssuedTokens()
+        self.idle_timeout_s = idle_timeout_s
+        self.source = events.source
+        self.version = _package_version()
+        self.handlers: dict[str, DaemonHandler] = {
+            "ping": self._ping,
+            "grant.issue": self._grant_issue,
+            "grant.list": self._grant_list,
+            "grant.revoke": self._grant_revoke,
+        }
+        self.handlers.update(handlers or {})
+        self._writer = anyio.CapacityLimiter(1)
+        self._readers = anyio.CapacityLimiter(READERS)
+        self._connections = 0
+        self._activity = anyio.Event()
+
+    # Serving ------------------------------------------------------------------------------
+
+    async def serve(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
+        """Serve until cancelled, or until idle for ``idle_timeout_s`` when that is set."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._accept, listener)
+            if self.idle_timeout_s is not None:
+                await self._idle_watch()
+                tg.cancel_scope.cancel()
+
+    async def _accept(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
+        async with anyio.create_task_group() as connections:
+            await listener.serve(self._connection, task_group=connections)
+
+    async def _idle_watch(self) -> None:
+        """Return once no connection has been open for the whole idle timeout."""
+        assert self.idle_timeout_s is not None
+        while True:
+            self._activity = anyio.Event()
+            if self._connections > 0:
+                await self._activity.wait()
+                continue
+            with anyio.move_on_after(self.idle_timeout_s):
+                await self._activity.wait()
+                continue
+            if self._connections == 0:
+                return
+
+    def _touch(self, delta: int) -> None:
+        self._connections += delta
+        self._activity.set()
+
+    async def _connection(self, stream: anyio.abc.SocketStream) -> None:
+        self._touch(+1)
+        try:
+            await Connection(self, stream).run()
+        finally:
+            self._touch(-1)
+
+    # Dispatch -----------------------------------------------------------------------------
+
+    async def hello(self, params: Any, peer_uid: int | None) -> tuple[Principal, dict[str, Any]]:
+        if not isinstance(params, dict):
+            raise VenomError.param("type", "params", "params must be an object")
+        auth = params.get("auth") or {}
+        if not isinstance(auth, dict) or not isinstance(auth.get("token", ""), str):
+            raise VenomError.param("type", "auth", 'auth must be {"token": "..."}')
+        token = auth.get("token", "")
+        if token == principals.OWNER_TOKEN:
+            if peer_uid != os.getuid():
+                raise VenomError(
+                    "denied.token",
+                    "@owner is accepted only from the daemon's own user",
+                    {"reason": "invalid"},
+                )
+            who = principals.OWNER
+        else:
+            who = await anyio.to_thread.run_sync(
+                functools.partial(
+                    principals.resolve_token,
+                    self.app,
+                    token,
+                    issued=self.issued,
+                    unknown=self.unknown_grants,
+                ),
+                limiter=self._readers,
+            )
+        ok: dict[str, Any] = {"principal": who.id}
+        if who.label is not None:
+            ok["label"] = who.label
+        ok.update(server="venom-mem", version=self.version, source=self.source)
+        return who, ok
+
+    async def dispatch(self, principal: Principal, verb_name: Any, params: Any) -> dict[str, Any]:
+        verb, checked = prepare(verb_name, params, principal)
+        handler = self.handlers.get(verb.name)
+        if handler is not None:
+            return await handler(Request(daemon=self, principal=principal, verb=verb, params=checked))
+        core = HANDLERS.get(verb.name)
+        if core is None:
+            raise VenomError("unsupported.verb", f"{verb.name} is not served by this daemon")
+        return await self.run_core(verb, principal, checked)
+
+    async def run_core(
+        self, verb: Verb, principal: Principal, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Run a core use case off the reactor: writes one at a time, reads on the pool."""
+        writes = verb.right in ("write", "admin")
+        return await anyio.to_thread.run_sync(
+            functools.partial(HANDLERS[verb.name], self.app, principal, **params),
+            limiter=self._writer if writes else self._readers,
+        )
+
+    async def in_writer(self, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(fn, limiter=self._writer)
+
+    # Daemon-level verbs -------------------------------------------------------------------
+
+    async def _ping(self, request: Request) -> dict[str, Any]:
+        return {"pong": True, "source": self.source}
+
+    async def _grant_issue(self, request: Request) -> dict[str, Any]:
+        return await self.in_writer(
+            functools.partial(
+                principals.issue_grant,
+                self.app,
+                request.principal,
+                issued=self.issued,
+                **request.params,
+            )
+        )
+
+    async def _grant_list(self, request: Request) -> dict[str, Any]:
+        return principals.list_grants(self.app, request.principal, issued=self.issued)
+
+    async def _grant_revoke(self, request: Request) -> dict[str, Any]:
+        return await self.in_writer(
+            functools.partial(
+                principals.revoke_grant,
+                self.app,
+                request.principal,
+                issued=self.issued,
+                **request.params,
+            )
+        )
+
+
+def _error_reply(request_id: Any, error: VenomError) -> dict[str, Any]:
+    return {"id": request_id, "error": error.to_json()}
+
+
+def _valid_id(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str) and len(value) <= 256
+
+
+class Connection:
+    """One client connection: hello first, then pipelined requests."""
+
+    def __init__(self, daemon: Daemon, stream: anyio.abc.SocketStream) -> None:
+        self.daemon = daemon
+        self.stream = stream
+        self.principal: Principal | None = None
+        self._send_lock = anyio.Lock()
+        self._slots = anyio.Semaphore(MAX_IN_FLIGHT_PER_CONNECTION)
+
+    async def send(self, reply: dict[str, Any]) -> None:
+        try:
+            frame = encode_frame(reply)
+        except (TypeError, ValueError) as exc:
+            log.exception("unencodable reply")
+            frame = encode_frame(
+                _error_reply(reply.get("id"), VenomError("failed.internal", str(exc)))
+            )
+        async with self._send_lock:
+            try:
+                await self.stream.send(frame)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the client went away; its request still ran to completion
+
+    async def run(self) -> None:
+        try:
+            self.peer_uid = _peer_uid(self.stream)
+        except OSError:
+            self.peer_uid = None
+        reader = BufferedByteReceiveStream(self.stream)
+        try:
+            async with anyio.create_task_group() as requests:
+                while True:
+                    try:
+                        line = await reader.receive_until(b"\n", MAX_FRAME - 1)
+                    except anyio.DelimiterNotFound:
+                        await self.send(
+                            _error_reply(
+                                None,
+                                VenomError.param("frame", "frame", "a frame is at most 1 MiB"),
+                            )
+                        )
+                        break
+                    except (
+                        anyio.EndOfStream,
+                        anyio.IncompleteRead,
+                        anyio.BrokenResourceError,
+                        anyio.ClosedResourceError,
+                        OSError,
+                    ):
+                        break
+                    try:
+                        frame = decode_frame(line)
+                    except (ValueError, RecursionError):
+                        await self.send(
+                            _error_reply(
+                                None,
+                                VenomError.param("frame", "frame", "a frame is one JSON object"),
+                            )
+                        )
+                        break
+                    await self._slots.acquire()
+                    if isinstance(frame, dict) and frame.get("verb") == "hello":
+                        await self._request(frame)  # later requests need its principal
+                    else:
+                        requests.start_soon(self._request, frame)
+        finally:
+            await self.stream.aclose()
+
+    async def _request(self, frame: Any) -> None:
+        try:
+            reply = await self._answer(frame)
+        finally:
+            self._slots.release()
+        if reply is not None:
+            await self.send(reply)
+
+    async def _answer(self, frame: Any) -> dict[str, Any] | None:
+        if not isinstance(frame, dict) or not _valid_id(frame.get("id")):
+            return _error_reply(
+                None,
+                VenomError.param(
+                    "frame", "frame", 'a request is {"id": ..., "verb": ..., "params": {...}}'
+                ),
+            )
+        request_id, verb = frame["id"], frame.get("verb")
+        try:
+            if not isinstance(verb, str) or set(frame) - {"id", "verb", "params"}:
+                raise VenomError.param(
+                    "frame", "frame", 'a request is {"id": ..., "verb": ..., "params": {...}}'
+                )
+            if verb == "hello":
+                self.principal, ok = await self.daemon.hello(frame.get("params"), self.peer_uid)
+                return {"id": request_id, "ok": ok}
+            if self.principal is None:
+                raise VenomError(
+                    "denied.hello", "say hello first", {"fix": "send hello before any verb"}
+                )
+            ok = await self.daemon.dispatch(self.principal, verb, frame.get("params"))
+            return {"id": request_id, "ok": ok}
+        except VenomError as error:
+            return _error_reply(request_id, error)
+        except Exception as exc:  # a bug must cost one request, never the daemon
+            log.exception("request %r failed", verb)
+            return _error_reply(request_id, VenomError("failed.internal", f"internal error: {exc}"))

@@ -1,0 +1,143 @@
+"""Schema version 1, statement for statement as RFC-0020 section 6 writes it.
+
+Kept as a tuple of single statements because apsw runs a multi-statement script lazily (a
+statement that returns a row pauses the script): the migration executes them one by one
+inside one transaction. ``application_id`` is "VMEM" in ASCII. ``tags`` is stored
+space-separated, which the tag grammar ``^[a-z0-9][a-z0-9-]{0,63}$`` makes safe.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "APPLICATION_ID",
+    "INDEXES",
+    "SCHEMA_V1",
+    "TABLES",
+    "TRIGGERS",
+]
+
+APPLICATION_ID = 1447904589  # 0x564D454D, "VMEM"
+
+TABLES = (
+    "meta",
+    "sessions",
+    "memories",
+    "memory_versions",
+    "memory_vectors",
+    "clients",
+    "memory_fts",
+)
+INDEXES = (
+    "sessions_harness",
+    "sessions_parent",
+    "memories_live_content",
+    "memories_space",
+    "memories_session",
+)
+TRIGGERS = (
+    "memories_ai",
+    "memories_ad",
+    "memories_au_old",
+    "memories_au_new",
+    "memories_vector_stale",
+)
+
+SCHEMA_V1: tuple[str, ...] = (
+    f"PRAGMA application_id = {APPLICATION_ID}",
+    "PRAGMA user_version = 1",
+    """CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID""",
+    "INSERT INTO meta (key, value) VALUES ('next_principal', '1')",
+    """CREATE TABLE sessions (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  harness         TEXT NOT NULL,
+  harness_session TEXT,
+  parent          INTEGER REFERENCES sessions (id) ON DELETE SET NULL,
+  relation        TEXT CHECK (relation IN ('continue', 'fork', 'subagent')),
+  cwd             TEXT,
+  principal       TEXT NOT NULL,
+  label           TEXT,
+  started         TEXT NOT NULL,
+  ended           TEXT
+)""",
+    """CREATE UNIQUE INDEX sessions_harness ON sessions (harness, harness_session)
+  WHERE harness_session IS NOT NULL""",
+    "CREATE INDEX sessions_parent ON sessions (parent)",
+    """CREATE TABLE memories (
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
+  space          TEXT NOT NULL,
+  kind           TEXT NOT NULL CHECK (kind IN ('fact', 'decision', 'procedure', 'note')),
+  title          TEXT NOT NULL DEFAULT '',
+  content        TEXT NOT NULL,
+  content_sha256 BLOB NOT NULL,
+  tags           TEXT NOT NULL DEFAULT '',
+  revision       INTEGER NOT NULL DEFAULT 1,
+  principal      TEXT NOT NULL,
+  label          TEXT,
+  updated_by     TEXT NOT NULL,
+  updated_label  TEXT,
+  session        INTEGER REFERENCES sessions (id) ON DELETE SET NULL,
+  created        TEXT NOT NULL,
+  updated        TEXT NOT NULL,
+  deleted        TEXT
+)""",
+    """CREATE UNIQUE INDEX memories_live_content ON memories (space, content_sha256)
+  WHERE deleted IS NULL""",
+    "CREATE INDEX memories_space ON memories (space, id) WHERE deleted IS NULL",
+    "CREATE INDEX memories_session ON memories (session) WHERE session IS NOT NULL",
+    """CREATE TABLE memory_versions (
+  memory    INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+  revision  INTEGER NOT NULL,
+  action    TEXT NOT NULL CHECK (action IN ('add', 'update', 'delete', 'restore')),
+  kind      TEXT NOT NULL,
+  title     TEXT NOT NULL,
+  content   TEXT NOT NULL,
+  tags      TEXT NOT NULL,
+  principal TEXT NOT NULL,
+  label     TEXT,
+  ts        TEXT NOT NULL,
+  PRIMARY KEY (memory, revision)
+) WITHOUT ROWID""",
+    """CREATE TABLE memory_vectors (
+  memory    INTEGER PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+  model     TEXT NOT NULL,
+  embedding BLOB NOT NULL
+)""",
+    """CREATE TABLE clients (
+  name       TEXT PRIMARY KEY,
+  principal  TEXT NOT NULL UNIQUE,
+  grants     TEXT NOT NULL,
+  token_hash BLOB NOT NULL,
+  created    TEXT NOT NULL,
+  expires    TEXT
+) WITHOUT ROWID""",
+    """CREATE VIRTUAL TABLE memory_fts USING fts5 (
+  title, content, tags,
+  content = 'memories',
+  content_rowid = 'id',
+  tokenize = 'porter unicode61 remove_diacritics 2'
+)""",
+    "INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1)",
+    """CREATE TRIGGER memories_ai AFTER INSERT ON memories WHEN new.deleted IS NULL BEGIN
+  INSERT INTO memory_fts (rowid, title, content, tags)
+    VALUES (new.id, new.title, new.content, new.tags);
+END""",
+    """CREATE TRIGGER memories_ad AFTER DELETE ON memories WHEN old.deleted IS NULL BEGIN
+  INSERT INTO memory_fts (memory_fts, rowid, title, content, tags)
+    VALUES ('delete', old.id, old.title, old.content, old.tags);
+END""",
+    """CREATE TRIGGER memories_au_old AFTER UPDATE ON memories WHEN old.deleted IS NULL BEGIN
+  INSERT INTO memory_fts (memory_fts, rowid, title, content, tags)
+    VALUES ('delete', old.id, old.title, old.content, old.tags);
+END""",
+    """CREATE TRIGGER memories_au_new AFTER UPDATE ON memories WHEN new.deleted IS NULL BEGIN
+  INSERT INTO memory_fts (rowid, title, content, tags)
+    VALUES (new.id, new.title, new.content, new.tags);
+END""",
+    """CREATE TRIGGER memories_vector_stale AFTER UPDATE ON memories
+  WHEN new.deleted IS NOT NULL OR old.title <> new.title OR old.content <> new.content BEGIN
+  DELETE FROM memory_vectors WHERE memory = new.id;
+END""",
+)

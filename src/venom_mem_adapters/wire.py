@@ -1,0 +1,21 @@
+"""The wire protocol's framing (CONTRACT section 2): one JSON object per line, UTF-8, at
+most 1 MiB including the newline. Standard library only."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["MAX_FRAME", "decode_frame", "encode_frame"]
+
+MAX_FRAME = 1_048_576
+
+
+def encode_frame(obj: dict[str, Any]) -> bytes:
+    """A frame for ``obj``; non-ASCII stays UTF-8 and lone surrogates can't be sent."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def decode_frame(line: bytes) -> Any:
+    """Parse one frame (without its newline). Raises ValueError if it isn't JSON text."""
+    return json.loads(line.decode("utf-8"))

@@ -1,0 +1,3 @@
+from venom_mem_cli.entry import main
+
+main()

@@ -1,0 +1,179 @@
+"""The composition root: the one place adapters are built and wired into the core.
+
+``serve`` runs RFC-0020 section 8's start-up in order: config, the socket lock, the store
+lock, the store (with its migrations), and only then the socket. A launcher waiting on
+``--status-fd`` hears ``ready``, ``lost`` (another daemon holds the socket lock) or the
+error that stopped this one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+
+from venom_mem_core.errors import VenomError
+
+__all__ = ["run_serve"]
+
+log = logging.getLogger("venom_mem.serve")
+
+
+class StatusPipe:
+    """The launcher's pipe, if there is one; says one line and closes."""
+
+    def __init__(self, fd: int | None) -> None:
+        self._fd = fd
+
+    def say(self, line: str) -> None:
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.write(self._fd, line.encode("utf-8") + b"\n")
+            os.close(self._fd)
+        self._fd = None
+
+
+def socket_lock_path(socket: Path, environ: Mapping[str, str]) -> Path:
+    """``daemon.lock`` beside the default socket; ``<socket>.lock`` for an overridden one."""
+    if environ.get("VENOM_MEM_SOCKET"):
+        return socket.with_name(socket.name + ".lock")
+    return socket.with_name("daemon.lock")
+
+
+@contextlib.contextmanager
+def socket_lock(path: Path) -> Iterator[bool]:
+    """Hold the kernel flock that makes one daemon own a socket; yields False if taken."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _prepare_socket_dir(sock: Path, environ: Mapping[str, str]) -> None:
+    from venom_mem_adapters.runtime_paths import ensure_private_dir
+
+    if environ.get("VENOM_MEM_SOCKET"):
+        sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    else:
+        ensure_private_dir(sock.parent)
+
+
+def run_serve(
+    environ: Mapping[str, str],
+    *,
+    on_demand: bool,
+    status_fd: int | None,
+    stderr: TextIO = sys.stderr,
+) -> int:
+    """Run a daemon until it is stopped (or idles out, on demand). Returns the exit code."""
+    from venom_mem_adapters.config_file import default_config_path, load_config
+    from venom_mem_adapters.runtime_paths import socket_path
+
+    status = StatusPipe(status_fd)
+    logging.basicConfig(level=logging.WARNING, stream=stderr)
+    try:
+        config = load_config(default_config_path(environ))
+        sock = socket_path(environ)
+        _prepare_socket_dir(sock, environ)
+        with socket_lock(socket_lock_path(sock, environ)) as owned:
+            if not owned:
+                if on_demand:
+                    status.say("lost")
+                    return 0
+                raise VenomError(
+                    "conflict.store_locked",
+                    f"another daemon already serves {sock}",
+                    {"path": str(sock)},
+                )
+            return _serve_locked(environ, config, sock, on_demand=on_demand, status=status)
+    except VenomError as error:
+        status.say(json.dumps(error.to_json()))
+        print(f"error: {error.code}: {error.message}", file=stderr)
+        return error.exit_code
+
+
+def _serve_locked(
+    environ: Mapping[str, str], config: Any, sock: Path, *, on_demand: bool, status: StatusPipe
+) -> int:
+    from venom_mem_adapters.sqlite import SqliteStore, StoreLock, default_store_path
+    from venom_mem_core.clock import SystemClock
+    from venom_mem_core.usecases.app import App
+    from venom_mem_core.usecases.memories import sweep_tombstones
+
+    from venom_mem_adapters.daemon.event_log import EventLog
+    from venom_mem_adapters.daemon.server import Daemon
+
+    store_path = Path(config.store.path) if config.store.path else default_store_path(environ)
+    with StoreLock(store_path):
+        store = SqliteStore.open(store_path)
+        try:
+            clock = SystemClock()
+            events = EventLog(clock)
+            app = App(store=store, clock=clock, events=events, settings=config.memory_settings())
+            with contextlib.suppress(VenomError):
+                sweep_tombstones(app)  # a busy checkpoint is retried at the next sweep
+            daemon = Daemon(
+                app=app,
+                events=events,
+                unknown_grants=tuple(config.grants.unknown),
+                idle_timeout_s=config.daemon.idle_timeout_ms / 1000 if on_demand else None,
+                handlers=_extra_handlers(),
+            )
+            anyio.run(_run_daemon, daemon, sock, status, app)
+        finally:
+            store.close()
+    return 0
+
+
+def _extra_handlers() -> dict[str, Any]:
+    """Daemon-level verbs from the operations modules, when they are installed."""
+    return {}
+
+
+async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any) -> None:
+    from venom_mem_core.usecases.memories import sweep_tombstones
+
+    with contextlib.suppress(FileNotFoundError):
+        sock.unlink()  # we hold the socket lock, so whatever is there is stale
+    listener = await anyio.create_unix_listener(sock, mode=0o600)
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()
+                        return
+
+            async def daily_sweep() -> None:
+                while True:
+                    await anyio.sleep(86400)
+                    with contextlib.suppress(VenomError):
+                        await anyio.to_thread.run_sync(sweep_tombstones, app)
+
+            tg.start_soon(stop_on_signal)
+            tg.start_soon(daily_sweep)
+            status.say("ready")
+            await daemon.serve(listener)
+            tg.cancel_scope.cancel()
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            sock.unlink()
+        with anyio.CancelScope(shield=True):
+            await listener.aclose()

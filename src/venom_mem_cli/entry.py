@@ -1,0 +1,42 @@
+"""The console script. ``--json`` calls take a path that imports nothing heavy (no rich, no
+httpx, no mcp); everything else goes through the rich-click application (ADR 0006)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+HELP_FLAGS = {"-h", "--help"}
+
+
+def run_json(argv: Sequence[str]) -> int | None:
+    """Run a ``--json`` call; ``None`` hands the command to the rich-click application."""
+    from venom_mem_core.errors import VenomError
+
+    from .argv import find_verb, parse_argv
+    from .run import call_daemon, print_json
+
+    found = find_verb(argv)
+    if found is not None and (found[0].local or found[0].name == "events"):
+        return None
+    try:
+        verb, params, _ = parse_argv(argv)
+        print_json(call_daemon(verb, params, os.environ))
+        return 0
+    except VenomError as error:
+        print_json({"error": error.to_json()})
+        return error.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--json" in args and not HELP_FLAGS.intersection(args):
+        code = run_json(args)
+        if code is not None:
+            sys.exit(code)
+    from .app import run_app
+
+    run_app(args)

@@ -1,0 +1,83 @@
+"""venom-mem's pure domain: records, validation, grants, ranking, the verb manifest, the
+use cases and the ports they need. No SQLite, sockets, HTTP or printing.
+
+Names are imported lazily, so ``import venom_mem_core`` stays cheap and the CLI's ``--json``
+path can read the manifest without pulling in attrs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .clock import FixedClock as FixedClock
+    from .clock import SystemClock as SystemClock
+    from .errors import VenomError as VenomError
+    from .errors import exit_code_for as exit_code_for
+    from .grants import Access as Access
+    from .grants import Resource as Resource
+    from .inmemory import InMemoryStore as InMemoryStore
+    from .local import LocalClient as LocalClient
+    from .manifest import MANIFEST as MANIFEST
+    from .ports import Clock as Clock
+    from .ports import Embedder as Embedder
+    from .ports import EventSink as EventSink
+    from .ports import MemoryFilter as MemoryFilter
+    from .ports import ReadTx as ReadTx
+    from .ports import Store as Store
+    from .ports import WriteTx as WriteTx
+    from .records import Client as Client
+    from .records import Grant as Grant
+    from .records import Hit as Hit
+    from .records import Memory as Memory
+    from .records import Principal as Principal
+    from .records import Provenance as Provenance
+    from .records import Session as Session
+    from .records import Version as Version
+    from .usecases.app import App as App
+    from .usecases.app import MemorySettings as MemorySettings
+
+_EXPORTS = {
+    "Access": "grants",
+    "App": "usecases.app",
+    "Client": "records",
+    "Clock": "ports",
+    "Embedder": "ports",
+    "EventSink": "ports",
+    "FixedClock": "clock",
+    "Grant": "records",
+    "Hit": "records",
+    "InMemoryStore": "inmemory",
+    "LocalClient": "local",
+    "MANIFEST": "manifest",
+    "Memory": "records",
+    "MemoryFilter": "ports",
+    "MemorySettings": "usecases.app",
+    "Principal": "records",
+    "Provenance": "records",
+    "ReadTx": "ports",
+    "Resource": "grants",
+    "Session": "records",
+    "Store": "ports",
+    "SystemClock": "clock",
+    "VenomError": "errors",
+    "Version": "records",
+    "WriteTx": "ports",
+    "exit_code_for": "errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,96 @@
+"""One error type for every failure a caller can see, and the exit code of each class.
+
+Every error carries a dotted ``code`` whose first part is its class. The class fixes the
+exit code (CONTRACT section 3)::
+
+    VenomError
+    ├── failed.*            exit 1   failed.store, failed.store_migration, failed.internal
+    ├── invalid_params.*    exit 2   missing, type, unknown, range, space, tag, query, relation,
+    │                                secret_content, client_right, grant_scope, embeddings_url,
+    │                                frame, config, ...
+    ├── not_found.*         exit 3   memory, memory_revision, session, client
+    ├── denied.*            exit 4   read, write, admin, token, hello, startup_context
+    ├── conflict.*          exit 5   memory_revision, memory_duplicate, client_exists, store_locked
+    ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,
+    │                                startup_result
+    └── unsupported.*       exit 10  verb, store_schema, embeddings_off
+
+``data`` is always a JSON object. Adapters translate their own failures (apsw, sockets,
+httpx) into these codes in one place each, so nothing above them sees a driver exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["EXIT_CODES", "VenomError", "exit_code_for"]
+
+EXIT_CODES: Mapping[str, int] = {
+    "failed": 1,
+    "invalid_params": 2,
+    "not_found": 3,
+    "denied": 4,
+    "conflict": 5,
+    "unavailable": 6,
+    "unsupported": 10,
+}
+
+
+def exit_code_for(code: str) -> int:
+    """The process exit code for an error code; an unknown class counts as a failure."""
+    return EXIT_CODES.get(code.split(".", 1)[0], 1)
+
+
+class VenomError(Exception):
+    """A failure with a stable code, a human message and a JSON-object ``data``."""
+
+    def __init__(self, code: str, message: str, data: Mapping[str, Any] | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.data: dict[str, Any] = dict(data or {})
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code_for(self.code)
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire shape: ``{"code", "message", "data"}``."""
+        return {"code": self.code, "message": self.message, "data": self.data}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> VenomError:
+        data = obj.get("data")
+        return cls(
+            str(obj.get("code", "failed.internal")),
+            str(obj.get("message", "")),
+            data if isinstance(data, Mapping) else {},
+        )
+
+    # Constructors for the shapes the spec pins, so every caller builds them alike.
+
+    @classmethod
+    def param(cls, code: str, param: str, message: str) -> VenomError:
+        """An ``invalid_params.*`` error naming the parameter in ``data.param``."""
+        return cls(f"invalid_params.{code}", message, {"param": param})
+
+    @classmethod
+    def denied(cls, right: str, resource: str, principal: str) -> VenomError:
+        return cls(
+            f"denied.{right}",
+            f"principal {principal} lacks '{right}' on {resource}",
+            {
+                "right": right,
+                "resource": resource,
+                "principal": principal,
+                "fix": "venom-mem whoami --json  # set VENOM_MEM_TOKEN to a client token",
+            },
+        )
+
+    @classmethod
+    def not_found(cls, what: str, message: str) -> VenomError:
+        return cls(f"not_found.{what}", message)
+
+    def __repr__(self) -> str:
+        return f"VenomError({self.code!r}, {self.message!r}, {self.data!r})"

@@ -1,0 +1,32 @@
+"""Call verbs in-process, exactly as the daemon would after ``hello``: for other Python tools
+that want the store's rules without a daemon, for the contract suite, and for tests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from .dispatch import prepare
+from .records import Principal
+from .usecases.app import App
+from .usecases.handlers import call
+
+__all__ = ["LocalClient"]
+
+
+@attrs.define
+class LocalClient:
+    """A caller bound to one principal. ``call`` returns the ok object or raises VenomError."""
+
+    app: App
+    principal: Principal
+
+    def call(self, verb: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        _, checked = prepare(verb, dict(params or {}), self.principal)
+        return call(self.app, self.principal, verb, checked)
+
+    def as_(self, principal: Principal) -> LocalClient:
+        """The same app, another caller."""
+        return LocalClient(self.app, principal)

@@ -1,0 +1,216 @@
+"""The ports the use cases need, as Protocols: a store, a clock, an embedder and an event sink.
+
+The store is a unit of work: ``with store.write() as tx`` is one IMMEDIATE transaction that
+commits when the block exits cleanly and rolls back when it raises; ``with store.read() as
+tx`` sees one committed snapshot. All domain rules (dedup, revisions, versions, provenance,
+grants) live in the use cases, so a store only keeps rows and answers queries. The contract
+suite in :mod:`venom_mem_core.testing` proves a store behaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from .grants import Access
+from .records import Client, Memory, Session, Version
+
+__all__ = [
+    "Clock",
+    "Embedder",
+    "EventSink",
+    "FtsMatch",
+    "MemoryFilter",
+    "ReadTx",
+    "SessionFilter",
+    "SpaceSummary",
+    "Store",
+    "StoreCounts",
+    "WriteTx",
+]
+
+
+@attrs.frozen(kw_only=True)
+class MemoryFilter:
+    """Which memories a search or list considers, applied before any ranking.
+
+    ``access`` is the caller's readable set; ``None`` members mean "no restriction".
+    ``tags`` must all be present. ``include_deleted`` admits tombstones (lists only).
+    """
+
+    access: Access
+    spaces: frozenset[str] | None = None
+    kinds: frozenset[str] | None = None
+    tags: frozenset[str] = frozenset()
+    sessions: frozenset[int] | None = None
+    include_deleted: bool = False
+
+    def matches(self, memory: Memory) -> bool:
+        """The same predicate in Python, for stores without SQL and for tests."""
+        return (
+            (self.include_deleted or memory.deleted is None)
+            and self.access.allows(id=memory.id, owner=memory.author.principal, space=memory.space)
+            and (self.spaces is None or memory.space in self.spaces)
+            and (self.kinds is None or memory.kind in self.kinds)
+            and self.tags.issubset(memory.tags)
+            and (self.sessions is None or memory.session in self.sessions)
+        )
+
+
+@attrs.frozen(kw_only=True)
+class SessionFilter:
+    access: Access
+    harness: str | None = None
+    harness_session: str | None = None
+    parent: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class FtsMatch:
+    memory: Memory
+    snippet: str
+
+
+@attrs.frozen(kw_only=True)
+class SpaceSummary:
+    space: str
+    memories: int
+    updated: str
+
+
+@attrs.frozen(kw_only=True)
+class StoreCounts:
+    memories: int
+    deleted: int
+    versions: int
+    sessions: int
+    vectors: int
+    pending: int
+
+
+class ReadTx(Protocol):
+    """Queries over one committed snapshot."""
+
+    def get_memory(self, id: int) -> Memory | None:
+        """The memory with this ID, live or deleted; ``None`` if it never existed or was purged."""
+
+    def find_live_by_content(self, space: str, content_sha256: bytes) -> Memory | None: ...
+
+    def get_version(self, memory: int, revision: int) -> Version | None: ...
+
+    def list_versions(self, memory: int) -> list[Version]:
+        """Kept versions, newest revision first."""
+
+    def search_text(
+        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+    ) -> list[FtsMatch]:
+        """Full-text matches of any token among live rows passing ``where``.
+
+        Ordered best first (BM25 weights title 5, content 1, tags 3 in SQLite), ties by
+        highest ID. The filter is applied before ranking, so unreadable rows never affect
+        the order of readable ones.
+        """
+
+    def list_memories(self, where: MemoryFilter, after: int | None, limit: int) -> list[Memory]:
+        """Newest (highest ID) first, IDs below ``after`` when it is given."""
+
+    def space_summaries(self, access: Access) -> list[SpaceSummary]:
+        """Spaces with at least one live memory readable through ``access``, by name."""
+
+    def get_session(self, id: int) -> Session | None: ...
+
+    def find_session(self, harness: str, harness_session: str) -> Session | None: ...
+
+    def list_sessions(self, where: SessionFilter, after: int | None, limit: int) -> list[Session]:
+        """Newest first, IDs below ``after`` when it is given."""
+
+    def get_client(self, name: str) -> Client | None: ...
+
+    def get_client_by_principal(self, principal: str) -> Client | None: ...
+
+    def list_clients(self) -> list[Client]: ...
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def counts(self) -> StoreCounts: ...
+
+
+class WriteTx(ReadTx, Protocol):
+    """Everything a read can do, plus changes, all committed together or not at all."""
+
+    def insert_memory(self, memory: Memory) -> int:
+        """Insert with a fresh ID (``memory.id`` is ignored) and return the ID.
+
+        IDs come from an ever-increasing counter, never reused even after a purge.
+        """
+
+    def replace_memory(self, memory: Memory) -> None:
+        """Overwrite the row with ``memory.id``."""
+
+    def delete_memory(self, id: int) -> None:
+        """Remove a memory, its versions and its vector at once (purge)."""
+
+    def insert_version(self, version: Version) -> None: ...
+
+    def prune_versions(self, memory: int, keep: int) -> None:
+        """Keep only the newest ``keep`` revisions of a memory."""
+
+    def expired_tombstones(self, deleted_before: str) -> list[Memory]:
+        """Deleted memories whose ``deleted`` is earlier than the timestamp."""
+
+    def insert_session(self, session: Session) -> int: ...
+
+    def replace_session(self, session: Session) -> None: ...
+
+    def delete_session(self, id: int) -> None:
+        """Remove a session; children lose ``parent`` (keep ``relation``), memories lose it."""
+
+    def insert_client(self, client: Client) -> None: ...
+
+    def delete_client(self, name: str) -> None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    def read(self) -> AbstractContextManager[ReadTx]: ...
+
+    def write(self) -> AbstractContextManager[WriteTx]: ...
+
+    def erase_traces(self) -> None:
+        """After a purge: make sure deleted text is gone from every file (WAL checkpoint).
+
+        Raises ``unavailable.store_busy`` if that cannot be done now.
+        """
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for store.status: ``path``, ``schema_version``, ``sqlite_version``, ``bytes``."""
+
+    def close(self) -> None: ...
+
+
+class Clock(Protocol):
+    def now(self) -> str:
+        """The current time, RFC 3339 UTC with milliseconds."""
+
+
+class EventSink(Protocol):
+    def emit(self, type: str, resource: str, data: dict[str, Any]) -> None:
+        """Record an event; called after the commit it describes."""
+
+
+class Embedder(Protocol):
+    """An embeddings provider. Optional: with none configured, search is full-text only."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    def embed(self, texts: Sequence[str], *, timeout_s: float) -> list[list[float]]:
+        """One vector per text, in order; raises ``unavailable.embeddings`` on any failure."""

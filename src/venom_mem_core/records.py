@@ -1,0 +1,145 @@
+"""The domain's records: frozen attrs classes, with integer row IDs inside the core.
+
+IDs are shown as ``m<N>``, ``s<N>`` and ``g<N>`` only at the boundary (:mod:`.shapes`);
+inside, a memory or session is its integer rowid, which is also the tie-breaker in ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+import attrs
+
+__all__ = [
+    "KINDS",
+    "RELATIONS",
+    "Action",
+    "Client",
+    "Grant",
+    "Hit",
+    "Memory",
+    "Principal",
+    "Provenance",
+    "Session",
+    "Version",
+]
+
+KINDS = ("fact", "decision", "procedure", "note")
+RELATIONS = ("continue", "fork", "subagent")
+Action = Literal["add", "update", "delete", "restore"]
+
+
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _grants(values: Iterable[Grant]) -> tuple[Grant, ...]:
+    return tuple(values)
+
+
+@attrs.frozen(kw_only=True)
+class Provenance:
+    """Who did something: a principal ID and its label as it was at that moment."""
+
+    principal: str
+    label: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Grant:
+    """A right on a scope selector (CONTRACT section 5)."""
+
+    right: str
+    scope: str
+
+
+@attrs.frozen(kw_only=True)
+class Principal:
+    """A resolved caller. ``owner`` holds every right; others hold exactly their grants."""
+
+    id: str
+    label: str | None = None
+    grants: tuple[Grant, ...] = attrs.field(default=(), converter=_grants)
+
+    @property
+    def is_owner(self) -> bool:
+        return self.id == "owner"
+
+    @property
+    def provenance(self) -> Provenance:
+        return Provenance(principal=self.id, label=self.label)
+
+
+@attrs.frozen(kw_only=True)
+class Memory:
+    id: int
+    space: str
+    kind: str
+    content: str
+    content_sha256: bytes
+    title: str = ""
+    tags: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    revision: int = 1
+    author: Provenance
+    updated_by: Provenance
+    session: int | None = None
+    created: str
+    updated: str
+    deleted: str | None = None
+
+    @property
+    def is_live(self) -> bool:
+        return self.deleted is None
+
+
+@attrs.frozen(kw_only=True)
+class Version:
+    """One kept revision of a memory, with who made it and what it did."""
+
+    memory: int
+    revision: int
+    action: Action
+    kind: str
+    title: str
+    content: str
+    tags: tuple[str, ...] = attrs.field(converter=_strings)
+    by: Provenance
+    ts: str
+
+
+@attrs.frozen(kw_only=True)
+class Hit:
+    """A search or list result: a memory without its full content, plus ranking facts."""
+
+    memory: Memory
+    snippet: str
+    score: float | None = None
+    fts_rank: int | None = None
+    vector_rank: int | None = None
+    similarity: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Session:
+    id: int
+    harness: str
+    harness_session: str | None = None
+    parent: int | None = None
+    relation: str | None = None
+    cwd: str | None = None
+    reported_by: Provenance
+    started: str
+    ended: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Client:
+    """A durable token principal the store remembers (RFC-0020 section 4)."""
+
+    name: str
+    principal: str
+    grants: tuple[Grant, ...] = attrs.field(converter=_grants)
+    token_hash: bytes
+    created: str
+    expires: str | None = None

@@ -1,0 +1,39 @@
+"""What every use case works with: the ports, wired once by a composition root, and settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ..ports import Clock, Embedder, EventSink, Store
+
+__all__ = ["App", "MemorySettings", "NullEvents"]
+
+
+@attrs.frozen(kw_only=True)
+class MemorySettings:
+    """The ``memory`` and ``search`` sections of the config (RFC-0020 section 11)."""
+
+    max_content_bytes: int = 65536
+    max_versions: int = 20
+    tombstone_days: int = 30
+    min_similarity: float = 0.0
+
+
+class NullEvents:
+    """An event sink that drops events, for library use with no daemon."""
+
+    def emit(self, type: str, resource: str, data: dict[str, Any]) -> None:
+        return None
+
+
+@attrs.define(kw_only=True)
+class App:
+    """The ports and settings a use case needs. Settings may change on config reload."""
+
+    store: Store
+    clock: Clock
+    events: EventSink = attrs.field(factory=NullEvents)
+    embedder: Embedder | None = None
+    settings: MemorySettings = attrs.field(factory=MemorySettings)

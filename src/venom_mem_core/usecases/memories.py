@@ -1,0 +1,321 @@
+"""Memory use cases: add, get, update, delete, restore, history, purge and the tombstone sweep.
+
+Every function takes the wired :class:`App`, the caller's resolved :class:`Principal`, and
+the verb's params; it returns the verb's ok object and raises :class:`VenomError` otherwise.
+Provenance is always the caller's principal: no param can set it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import attrs
+
+from .. import validation as v
+from ..clock import format_ts, parse_ts
+from ..errors import VenomError
+from ..grants import Resource, check
+from ..ports import ReadTx
+from ..records import Memory, Principal, Version
+from ..shapes import memory_id, memory_json, version_entry_json
+from .app import App
+from .sessions import check_session_readable
+
+__all__ = [
+    "add_memory",
+    "delete_memory",
+    "get_memory",
+    "memory_history",
+    "purge_memory",
+    "restore_memory",
+    "sweep_tombstones",
+    "update_memory",
+]
+
+
+def content_hash(content: str) -> bytes:
+    return hashlib.sha256(content.encode("utf-8")).digest()
+
+
+def memory_resource(id: int, memory: Memory | None) -> Resource:
+    """The resource a right on memory ``id`` is checked on; an absent one has no space."""
+    if memory is None:
+        return Resource(kind="memory", id=id)
+    return Resource.of_memory(id, memory.space, memory.author.principal)
+
+
+def _load_checked(
+    tx: ReadTx, who: Principal, right: str, id: int, *, include_deleted: bool = False
+) -> Memory:
+    """The memory, after the right is checked; absent (or deleted) is not_found after that."""
+    memory = tx.get_memory(id)
+    check(who, right, memory_resource(id, memory))
+    if memory is None or (memory.deleted is not None and not include_deleted):
+        raise VenomError.not_found("memory", f"{memory_id(id)} does not exist")
+    return memory
+
+
+def _emit(app: App, type_: str, memory: Memory, *, revision: bool = True) -> None:
+    data: dict[str, Any] = {"memory": memory_id(memory.id), "space": memory.space}
+    if revision:
+        data["revision"] = memory.revision
+    app.events.emit(type_, f"space:{memory.space}", data)
+
+
+def _version(memory: Memory, action: str, who: Principal, ts: str) -> Version:
+    return Version(
+        memory=memory.id,
+        revision=memory.revision,
+        action=action,  # type: ignore[arg-type]  # one of the four, by construction
+        kind=memory.kind,
+        title=memory.title,
+        content=memory.content,
+        tags=memory.tags,
+        by=who.provenance,
+        ts=ts,
+    )
+
+
+def add_memory(
+    app: App,
+    who: Principal,
+    *,
+    space: str,
+    content: str,
+    kind: str = "note",
+    title: str | None = None,
+    tags: Sequence[str] | None = None,
+    session: str | None = None,
+) -> dict[str, Any]:
+    v.check_space(space)
+    v.check_content(content, app.settings.max_content_bytes)
+    v.check_kind(kind)
+    clean_title = v.check_title(title) if title is not None else ""
+    clean_tags = v.check_tags(tags) if tags is not None else ()
+    session_no = v.parse_id(session, "s", "session") if session is not None else None
+    check(who, "write", Resource.of_space(space))
+    digest = content_hash(content)
+    with app.store.write() as tx:
+        if session_no is not None:
+            check_session_readable(tx, who, session_no)
+        existing = tx.find_live_by_content(space, digest)
+        if existing is not None:
+            return {"id": memory_id(existing.id), "revision": existing.revision, "changed": False}
+        now = app.clock.now()
+        draft = Memory(
+            id=0,
+            space=space,
+            kind=kind,
+            title=clean_title,
+            content=content,
+            content_sha256=digest,
+            tags=clean_tags,
+            author=who.provenance,
+            updated_by=who.provenance,
+            session=session_no,
+            created=now,
+            updated=now,
+        )
+        memory = attrs.evolve(draft, id=tx.insert_memory(draft))
+        tx.insert_version(_version(memory, "add", who, now))
+    _emit(app, "memory.added", memory)
+    return {"id": memory_id(memory.id), "revision": 1, "changed": True}
+
+
+def get_memory(
+    app: App,
+    who: Principal,
+    *,
+    id: str,
+    revision: int | None = None,
+    include_deleted: bool = False,
+) -> dict[str, Any]:
+    number = v.parse_id(id, "m", "id")
+    with app.store.read() as tx:
+        memory = _load_checked(tx, who, "read", number, include_deleted=include_deleted)
+        if revision is not None and revision != memory.revision:
+            version = tx.get_version(number, revision)
+            if version is None:
+                raise VenomError(
+                    "not_found.memory_revision",
+                    f"{id} revision {revision} is not kept",
+                )
+            memory = attrs.evolve(
+                memory,
+                revision=version.revision,
+                kind=version.kind,
+                title=version.title,
+                content=version.content,
+                tags=version.tags,
+                updated_by=version.by,
+                updated=version.ts,
+            )
+        embedding = embedding_state(app, tx, memory)
+    return memory_json(memory, embedding=embedding)
+
+
+def embedding_state(app: App, tx: ReadTx, memory: Memory) -> str:
+    """``off`` with no provider; otherwise ``ready`` or ``pending``."""
+    if app.embedder is None:
+        return "off"
+    has_vector = getattr(tx, "has_vector", None)
+    return "ready" if has_vector is not None and has_vector(memory.id) else "pending"
+
+
+def update_memory(
+    app: App,
+    who: Principal,
+    *,
+    id: str,
+    revision: int,
+    content: str | None = None,
+    title: str | None = None,
+    kind: str | None = None,
+    tags: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    number = v.parse_id(id, "m", "id")
+    if content is None and title is None and kind is None and tags is None:
+        raise VenomError.param(
+            "missing", "content", "memory.update needs at least one of content, title, kind, tags"
+        )
+    if content is not None:
+        v.check_content(content, app.settings.max_content_bytes)
+    if title is not None:
+        v.check_title(title)
+    if kind is not None:
+        v.check_kind(kind)
+    clean_tags = v.check_tags(tags) if tags is not None else None
+    with app.store.write() as tx:
+        memory = _load_checked(tx, who, "write", number)
+        if memory.revision != revision:
+            raise VenomError(
+                "conflict.memory_revision",
+                f"{id} is at revision {memory.revision}",
+                {"current": memory.revision},
+            )
+        changes: dict[str, Any] = {}
+        if content is not None and content != memory.content:
+            digest = content_hash(content)
+            other = tx.find_live_by_content(memory.space, digest)
+            if other is not None and other.id != memory.id:
+                raise VenomError(
+                    "conflict.memory_duplicate",
+                    f"{memory_id(other.id)} already holds this content in {memory.space}",
+                    {"id": memory_id(other.id)},
+                )
+            changes.update(content=content, content_sha256=digest)
+        if title is not None and title != memory.title:
+            changes["title"] = title
+        if kind is not None and kind != memory.kind:
+            changes["kind"] = kind
+        if clean_tags is not None and clean_tags != memory.tags:
+            changes["tags"] = clean_tags
+        if not changes:
+            return {"id": id, "revision": memory.revision, "changed": False}
+        now = app.clock.now()
+        memory = attrs.evolve(
+            memory,
+            **changes,
+            revision=memory.revision + 1,
+            updated_by=who.provenance,
+            updated=now,
+        )
+        tx.replace_memory(memory)
+        tx.insert_version(_version(memory, "update", who, now))
+        tx.prune_versions(memory.id, app.settings.max_versions)
+    _emit(app, "memory.updated", memory)
+    return {"id": id, "revision": memory.revision, "changed": True}
+
+
+def delete_memory(app: App, who: Principal, *, id: str, revision: int) -> dict[str, Any]:
+    number = v.parse_id(id, "m", "id")
+    with app.store.write() as tx:
+        memory = _load_checked(tx, who, "write", number)
+        if memory.revision != revision:
+            raise VenomError(
+                "conflict.memory_revision",
+                f"{id} is at revision {memory.revision}",
+                {"current": memory.revision},
+            )
+        now = app.clock.now()
+        memory = attrs.evolve(
+            memory,
+            revision=memory.revision + 1,
+            updated_by=who.provenance,
+            updated=now,
+            deleted=now,
+        )
+        tx.replace_memory(memory)
+        tx.insert_version(_version(memory, "delete", who, now))
+        tx.prune_versions(memory.id, app.settings.max_versions)
+    _emit(app, "memory.deleted", memory)
+    return {"id": id, "revision": memory.revision, "deleted": now}
+
+
+def restore_memory(app: App, who: Principal, *, id: str) -> dict[str, Any]:
+    """Bring a deleted memory back. Restoring a live one changes nothing (ADR 0004)."""
+    number = v.parse_id(id, "m", "id")
+    with app.store.write() as tx:
+        memory = _load_checked(tx, who, "write", number, include_deleted=True)
+        if memory.deleted is None:
+            return {"id": id, "revision": memory.revision}
+        other = tx.find_live_by_content(memory.space, memory.content_sha256)
+        if other is not None:
+            raise VenomError(
+                "conflict.memory_duplicate",
+                f"{memory_id(other.id)} already holds this content in {memory.space}",
+                {"id": memory_id(other.id)},
+            )
+        now = app.clock.now()
+        memory = attrs.evolve(
+            memory,
+            revision=memory.revision + 1,
+            updated_by=who.provenance,
+            updated=now,
+            deleted=None,
+        )
+        tx.replace_memory(memory)
+        tx.insert_version(_version(memory, "restore", who, now))
+        tx.prune_versions(memory.id, app.settings.max_versions)
+    _emit(app, "memory.restored", memory)
+    return {"id": id, "revision": memory.revision}
+
+
+def memory_history(app: App, who: Principal, *, id: str) -> dict[str, Any]:
+    """Kept versions, newest first. A deleted memory's history stays readable."""
+    number = v.parse_id(id, "m", "id")
+    with app.store.read() as tx:
+        _load_checked(tx, who, "read", number, include_deleted=True)
+        versions = tx.list_versions(number)
+    return {"versions": [version_entry_json(ver) for ver in versions]}
+
+
+def purge_memory(app: App, who: Principal, *, id: str) -> dict[str, Any]:
+    """Erase a memory and its versions, then checkpoint so the text leaves the WAL too."""
+    number = v.parse_id(id, "m", "id")
+    check(who, "admin", Resource.store())
+    with app.store.write() as tx:
+        memory = tx.get_memory(number)
+        if memory is None:
+            raise VenomError.not_found("memory", f"{id} does not exist")
+        tx.delete_memory(number)
+    _emit(app, "memory.purged", memory, revision=False)
+    app.store.erase_traces()
+    return {"id": id}
+
+
+def sweep_tombstones(app: App) -> int:
+    """Remove memories deleted more than ``tombstone_days`` ago; returns how many."""
+    cutoff = format_ts(parse_ts(app.clock.now()) - timedelta(days=app.settings.tombstone_days))
+    with app.store.write() as tx:
+        expired = tx.expired_tombstones(cutoff)
+        for memory in expired:
+            tx.delete_memory(memory.id)
+    for memory in expired:
+        _emit(app, "memory.purged", memory, revision=False)
+    if expired:
+        app.store.erase_traces()
+    return len(expired)

@@ -1,0 +1,274 @@
+"""Principals: durable clients, short-lived issued tokens, and resolving a token to a caller.
+
+Token text is ``vnt1.venom-mem.g<N>.<secret>``: 32 random bytes as 43 base64url characters.
+Only SHA-256 of the secret is kept, and it is compared in constant time. ``g<N>`` comes from
+``meta.next_principal``, committed in the same transaction that first uses it, so an ID is
+never reused and a ``g<N>`` below the counter with no principal behind it reads as revoked.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+import threading
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import attrs
+
+from .. import validation as v
+from ..clock import format_ts, parse_ts
+from ..errors import VenomError
+from ..grants import Resource, check, holds, parse_grants
+from ..ports import WriteTx
+from ..records import Client, Grant, Principal
+from ..shapes import client_json, grant_json
+from .app import App
+
+__all__ = [
+    "OWNER",
+    "OWNER_TOKEN",
+    "IssuedTokens",
+    "add_client",
+    "issue_grant",
+    "list_clients",
+    "list_grants",
+    "remove_client",
+    "resolve_token",
+    "revoke_grant",
+    "unknown_principal",
+    "whoami",
+]
+
+OWNER = Principal(id="owner", label="owner")
+OWNER_TOKEN = "@owner"
+_TOKEN_RE = re.compile(r"^vnt1\.venom-mem\.g([1-9][0-9]{0,18})\.([A-Za-z0-9_-]{43})$")
+MAX_ISSUED_TTL = 86400
+
+
+def unknown_principal(grants: Sequence[Grant]) -> Principal:
+    return Principal(id="unknown", grants=tuple(grants))
+
+
+def secret_hash(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode("ascii")).digest()
+
+
+def _new_token(principal: str) -> tuple[str, bytes]:
+    secret = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode("ascii")
+    return f"vnt1.venom-mem.{principal}.{secret}", secret_hash(secret)
+
+
+def _token_denied(reason: str) -> VenomError:
+    return VenomError(
+        "denied.token",
+        f"token is {reason}",
+        {"reason": reason, "fix": "venom-mem client add  # ask the human for a new token"},
+    )
+
+
+@attrs.frozen(kw_only=True)
+class IssuedToken:
+    principal: Principal
+    token_hash: bytes
+    expires: str
+    issued_by: str
+
+
+@attrs.define
+class IssuedTokens:
+    """``grant.issue`` tokens: in memory only, so they die with the daemon."""
+
+    _tokens: dict[str, IssuedToken] = attrs.field(factory=dict)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock)
+
+    def add(self, token: IssuedToken) -> None:
+        with self._lock:
+            self._tokens[token.principal.id] = token
+
+    def get(self, principal: str) -> IssuedToken | None:
+        with self._lock:
+            return self._tokens.get(principal)
+
+    def remove(self, principal: str) -> IssuedToken | None:
+        with self._lock:
+            return self._tokens.pop(principal, None)
+
+    def all(self) -> list[IssuedToken]:
+        with self._lock:
+            return list(self._tokens.values())
+
+
+def _next_principal(tx: WriteTx) -> str:
+    number = int(tx.get_meta("next_principal") or "1")
+    tx.set_meta("next_principal", str(number + 1))
+    return f"g{number}"
+
+
+def resolve_token(
+    app: App, token: str, *, issued: IssuedTokens, unknown: Sequence[Grant]
+) -> Principal:
+    """The principal a non-owner token stands for, or ``denied.token`` with its reason."""
+    if not token:
+        return unknown_principal(unknown)
+    match = _TOKEN_RE.match(token)
+    if match is None:
+        raise _token_denied("invalid")
+    principal, digest = f"g{match.group(1)}", secret_hash(match.group(2))
+    now = app.clock.now()
+    held = issued.get(principal)
+    if held is not None:
+        if not hmac.compare_digest(held.token_hash, digest):
+            raise _token_denied("invalid")
+        if held.expires <= now:
+            raise _token_denied("expired")
+        return held.principal
+    with app.store.read() as tx:
+        client = tx.get_client_by_principal(principal)
+        counter = int(tx.get_meta("next_principal") or "1")
+    if client is None:
+        raise _token_denied("revoked" if int(match.group(1)) < counter else "invalid")
+    if not hmac.compare_digest(client.token_hash, digest):
+        raise _token_denied("invalid")
+    if client.expires is not None and client.expires <= now:
+        raise _token_denied("expired")
+    return Principal(id=client.principal, label=client.name, grants=client.grants)
+
+
+def whoami(app: App, who: Principal) -> dict[str, Any]:
+    out: dict[str, Any] = {"principal": who.id}
+    if who.label is not None:
+        out["label"] = who.label
+    out["grants"] = (
+        [{"right": r, "scope": "*"} for r in ("read", "write", "admin")]
+        if who.is_owner
+        else [grant_json(g) for g in who.grants]
+    )
+    return out
+
+
+def _expiry(app: App, ttl: int | None) -> str | None:
+    if ttl is None:
+        return None
+    return format_ts(parse_ts(app.clock.now()) + timedelta(seconds=ttl))
+
+
+def add_client(
+    app: App, who: Principal, *, name: str, grants: Any, ttl: int | None = None
+) -> dict[str, Any]:
+    check(who, "admin", Resource.store())
+    v.check_client_name(name)
+    parsed = parse_grants(grants, allowed_rights=("read", "write"))
+    with app.store.write() as tx:
+        if tx.get_client(name) is not None:
+            raise VenomError("conflict.client_exists", f"a client named {name} exists")
+        principal = _next_principal(tx)
+        token, digest = _new_token(principal)
+        client = Client(
+            name=name,
+            principal=principal,
+            grants=parsed,
+            token_hash=digest,
+            created=app.clock.now(),
+            expires=_expiry(app, ttl),
+        )
+        tx.insert_client(client)
+    app.events.emit("principal.issued", "*", {"principal": principal, "label": name})
+    return {"client": name, "principal": principal, "token": token, "expires": client.expires}
+
+
+def list_clients(app: App, who: Principal) -> dict[str, Any]:
+    check(who, "admin", Resource.store())
+    with app.store.read() as tx:
+        clients = tx.list_clients()
+    return {"clients": [client_json(c) for c in sorted(clients, key=lambda c: c.name)]}
+
+
+def remove_client(app: App, who: Principal, *, name: str) -> dict[str, Any]:
+    check(who, "admin", Resource.store())
+    v.check_client_name(name)
+    with app.store.write() as tx:
+        client = tx.get_client(name)
+        if client is None:
+            raise VenomError.not_found("client", f"no client named {name}")
+        tx.delete_client(name)
+    app.events.emit("principal.revoked", "*", {"principal": client.principal, "label": name})
+    return {"client": name, "principal": client.principal}
+
+
+def issue_grant(
+    app: App,
+    who: Principal,
+    *,
+    issued: IssuedTokens,
+    grants: Any,
+    ttl: int = 3600,
+    label: str | None = None,
+) -> dict[str, Any]:
+    """A short-lived token with grants the issuer holds itself (on ``*`` when it isn't owner)."""
+    check(who, "admin", Resource.store())
+    parsed = parse_grants(grants, allowed_rights=("read", "write", "admin"))
+    if not 1 <= ttl <= MAX_ISSUED_TTL:
+        raise VenomError.param("range", "ttl", f"ttl must be 1 to {MAX_ISSUED_TTL} seconds")
+    for grant in parsed:
+        if not who.is_owner and not holds(who, grant.right, Resource.store()):
+            raise VenomError.denied(grant.right, grant.scope, who.id)
+    with app.store.write() as tx:
+        principal = _next_principal(tx)
+    token, digest = _new_token(principal)
+    expires = _expiry(app, ttl)
+    assert expires is not None
+    issued.add(
+        IssuedToken(
+            principal=Principal(id=principal, label=label, grants=parsed),
+            token_hash=digest,
+            expires=expires,
+            issued_by=who.id,
+        )
+    )
+    app.events.emit("principal.issued", "*", {"principal": principal})
+    return {"principal": principal, "token": token, "expires": expires}
+
+
+def list_grants(app: App, who: Principal, *, issued: IssuedTokens) -> dict[str, Any]:
+    check(who, "admin", Resource.store())
+    with app.store.read() as tx:
+        clients = tx.list_clients()
+    principals: list[dict[str, Any]] = [
+        {
+            "principal": c.principal,
+            "label": c.name,
+            "kind": "client",
+            "grants": [grant_json(g) for g in c.grants],
+            "expires": c.expires,
+        }
+        for c in clients
+    ]
+    for t in issued.all():
+        entry: dict[str, Any] = {"principal": t.principal.id, "kind": "issued"}
+        if t.principal.label is not None:
+            entry["label"] = t.principal.label
+        entry["grants"] = [grant_json(g) for g in t.principal.grants]
+        entry["expires"] = t.expires
+        principals.append(entry)
+    principals.sort(key=lambda p: int(p["principal"][1:]))
+    return {"principals": principals}
+
+
+def revoke_grant(
+    app: App, who: Principal, *, issued: IssuedTokens, principal: str
+) -> dict[str, Any]:
+    check(who, "admin", Resource.store())
+    v.parse_id(principal, "g", "principal")
+    if issued.remove(principal) is None:
+        with app.store.write() as tx:
+            client = tx.get_client_by_principal(principal)
+            if client is None:
+                raise VenomError.not_found("client", f"no principal {principal}")
+            tx.delete_client(client.name)
+    app.events.emit("principal.revoked", "*", {"principal": principal})
+    return {"principal": principal}

@@ -1,0 +1,167 @@
+"""memory.search and memory.list: filters applied before ranking, then RRF (section 5).
+
+The readable set goes into the store's query, so a row the caller can't read never takes a
+rank, and ``fts_rank`` is the same as in a store holding only the readable rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from .. import validation as v
+from ..errors import VenomError
+from ..grants import Resource, check, readable_memories
+from ..ports import MemoryFilter, ReadTx
+from ..ranking import LIST_DEPTH, SNIPPET_BYTES, cut_utf8, fuse, query_tokens
+from ..records import Hit, Memory, Principal
+from ..shapes import hit_json, memory_id
+from .app import App
+from .sessions import check_session_readable, lineage
+
+__all__ = ["VectorSearch", "list_memories", "search_memories"]
+
+
+@runtime_checkable
+class VectorSearch(Protocol):
+    """An optional capability: ranked memory IDs by similarity to a query vector."""
+
+    def nearest(
+        self, query: Sequence[float], where: MemoryFilter, limit: int, min_similarity: float
+    ) -> list[tuple[int, float]]: ...
+
+
+def _filter(
+    tx: ReadTx,
+    who: Principal,
+    *,
+    spaces: Sequence[str] | None,
+    kinds: Sequence[str] | None,
+    tags: Sequence[str] | None,
+    session: str | None,
+    lineage_: bool,
+    include_deleted: bool = False,
+) -> MemoryFilter:
+    """Check each explicit space and the session in full, then build the filter."""
+    if spaces is not None:
+        for space in spaces:
+            v.check_space(space, "spaces")
+            check(who, "read", Resource.of_space(space))
+    if tags is not None:
+        v.check_tags(tags)
+    session_ids: frozenset[int] | None = None
+    if session is not None:
+        row = check_session_readable(tx, who, v.parse_id(session, "s", "session"))
+        if lineage_:
+            chain, _ = lineage(tx, who, row)
+            session_ids = frozenset(s.id for s in chain)
+        else:
+            session_ids = frozenset({row.id})
+    return MemoryFilter(
+        access=readable_memories(who),
+        spaces=frozenset(spaces) if spaces is not None else None,
+        kinds=frozenset(kinds) if kinds is not None else None,
+        tags=frozenset(tags or ()),
+        sessions=session_ids,
+        include_deleted=include_deleted,
+    )
+
+
+def _preview(memory: Memory) -> str:
+    return cut_utf8(memory.content, SNIPPET_BYTES)
+
+
+def search_memories(
+    app: App,
+    who: Principal,
+    *,
+    query: str,
+    spaces: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    session: str | None = None,
+    lineage: bool = False,
+    mode: str = "auto",
+    limit: int = 10,
+    query_vector: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """Search. With an embedder, the caller embeds the query first (``query_vector``, off the
+    store's thread); ``None`` then means the embedding failed or timed out."""
+    tokens = query_tokens(query)
+    if mode == "vector" and app.embedder is None:
+        raise VenomError("unsupported.embeddings_off", "mode vector needs embeddings on")
+    if mode == "vector" and query_vector is None:
+        raise VenomError("unavailable.embeddings", "the query could not be embedded")
+    with app.store.read() as tx:
+        where = _filter(
+            tx, who, spaces=spaces, kinds=kinds, tags=tags, session=session, lineage_=lineage
+        )
+        matches = [] if mode == "vector" else tx.search_text(tokens, where, LIST_DEPTH)
+        by_id: dict[int, tuple[Memory, str]] = {m.memory.id: (m.memory, m.snippet) for m in matches}
+        vector_ids: list[int] = []
+        similarity: dict[int, float] = {}
+        use_vectors = mode != "fts" and query_vector is not None and isinstance(tx, VectorSearch)
+        if use_vectors and isinstance(tx, VectorSearch) and query_vector is not None:
+            for id_, sim in tx.nearest(
+                query_vector, where, LIST_DEPTH, app.settings.min_similarity
+            ):
+                vector_ids.append(id_)
+                similarity[id_] = sim
+                if id_ not in by_id:
+                    memory = tx.get_memory(id_)
+                    if memory is not None:
+                        by_id[id_] = (memory, _preview(memory))
+    fused = fuse([m.memory.id for m in matches], vector_ids, similarity, limit=limit)
+    results = [
+        hit_json(
+            Hit(
+                memory=by_id[f.id][0],
+                snippet=by_id[f.id][1],
+                score=f.score,
+                fts_rank=f.fts_rank,
+                vector_rank=f.vector_rank,
+                similarity=f.similarity,
+            )
+        )
+        for f in fused
+    ]
+    out: dict[str, Any] = {"mode": "vector" if mode == "vector" else "fts"}
+    if use_vectors and mode == "auto":
+        out["mode"] = "hybrid"
+    elif mode == "auto" and app.embedder is not None:
+        out["fallback"] = "embedding_unavailable"
+    out["results"] = results
+    return out
+
+
+def list_memories(
+    app: App,
+    who: Principal,
+    *,
+    spaces: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    session: str | None = None,
+    lineage: bool = False,
+    include_deleted: bool = False,
+    after: str | None = None,
+    limit: int = 50,
+) -> dict[str, Any]:
+    after_no = v.parse_id(after, "m", "after") if after is not None else None
+    with app.store.read() as tx:
+        where = _filter(
+            tx,
+            who,
+            spaces=spaces,
+            kinds=kinds,
+            tags=tags,
+            session=session,
+            lineage_=lineage,
+            include_deleted=include_deleted,
+        )
+        rows = tx.list_memories(where, after_no, limit + 1)
+    page = rows[:limit]
+    return {
+        "memories": [hit_json(Hit(memory=m, snippet=_preview(m)), search=False) for m in page],
+        "next": memory_id(page[-1].id) if len(rows) > limit else None,
+    }

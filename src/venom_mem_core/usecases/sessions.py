@@ -1,0 +1,176 @@
+"""Session lineage use cases (RFC-0020 section 7).
+
+Everything but ``reported_by`` is a claim. A chain stops early, with ``truncated``, at the
+limit, at a purged parent or at an unreadable one, and the three look the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .. import validation as v
+from ..errors import VenomError
+from ..grants import Access, Resource, check, holds, readable_sessions
+from ..ports import ReadTx, SessionFilter
+from ..records import Principal, Session
+from ..shapes import session_id, session_json
+from .app import App
+
+__all__ = [
+    "CHAIN_LIMIT",
+    "check_session_readable",
+    "end_session",
+    "get_session",
+    "lineage",
+    "list_sessions",
+    "purge_session",
+    "session_chain",
+    "start_session",
+]
+
+CHAIN_LIMIT = 256
+
+
+def session_resource(id: int, session: Session | None) -> Resource:
+    return Resource.of_session(id, session.reported_by.principal if session else None)
+
+
+def _load_checked(tx: ReadTx, who: Principal, right: str, id: int) -> Session:
+    session = tx.get_session(id)
+    check(who, right, session_resource(id, session))
+    if session is None:
+        raise VenomError.not_found("session", f"{session_id(id)} does not exist")
+    return session
+
+
+def check_session_readable(tx: ReadTx, who: Principal, id: int) -> Session:
+    """Read on ``session:s<N>``, then existence: what memory.add and search need."""
+    return _load_checked(tx, who, "read", id)
+
+
+def _readable(who: Principal, session: Session) -> bool:
+    return holds(who, "read", session_resource(session.id, session))
+
+
+def lineage(tx: ReadTx, who: Principal, session: Session) -> tuple[list[Session], bool]:
+    """The session and its readable ancestors, oldest first, and whether it stopped early."""
+    chain = [session]
+    current = session
+    while True:
+        if current.parent is None:
+            return list(reversed(chain)), current.relation is not None
+        if len(chain) >= CHAIN_LIMIT:
+            return list(reversed(chain)), True
+        parent = tx.get_session(current.parent)
+        if parent is None or not _readable(who, parent):
+            return list(reversed(chain)), True
+        chain.append(parent)
+        current = parent
+
+
+def start_session(
+    app: App,
+    who: Principal,
+    *,
+    harness: str,
+    harness_session: str | None = None,
+    parent: str | None = None,
+    relation: str | None = None,
+    cwd: str | None = None,
+) -> dict[str, Any]:
+    v.check_harness(harness)
+    if harness_session is not None:
+        v.check_harness_session(harness_session)
+    parent_no = v.parse_id(parent, "s", "parent") if parent is not None else None
+    v.check_relation(relation, parent)
+    if cwd is not None:
+        v.check_cwd(cwd)
+    check(who, "write", Resource.of_session(None))
+    with app.store.write() as tx:
+        if harness_session is not None:
+            existing = tx.find_session(harness, harness_session)
+            if existing is not None:
+                return {"session": session_id(existing.id), "changed": False}
+        if parent_no is not None:
+            _load_checked(tx, who, "read", parent_no)
+        draft = Session(
+            id=0,
+            harness=harness,
+            harness_session=harness_session,
+            parent=parent_no,
+            relation=relation,
+            cwd=cwd,
+            reported_by=who.provenance,
+            started=app.clock.now(),
+        )
+        session = attrs.evolve(draft, id=tx.insert_session(draft))
+    data: dict[str, Any] = {"session": session_id(session.id), "harness": harness}
+    if parent_no is not None:
+        data["parent"] = session_id(parent_no)
+    app.events.emit("session.started", f"session:{session_id(session.id)}", data)
+    return {"session": session_id(session.id), "changed": True}
+
+
+def end_session(app: App, who: Principal, *, session: str) -> dict[str, Any]:
+    number = v.parse_id(session, "s", "session")
+    with app.store.write() as tx:
+        row = _load_checked(tx, who, "write", number)
+        if row.ended is not None:
+            return {"session": session, "ended": row.ended, "changed": False}
+        row = attrs.evolve(row, ended=app.clock.now())
+        tx.replace_session(row)
+    app.events.emit("session.ended", f"session:{session}", {"session": session})
+    return {"session": session, "ended": row.ended, "changed": True}
+
+
+def get_session(app: App, who: Principal, *, session: str) -> dict[str, Any]:
+    number = v.parse_id(session, "s", "session")
+    with app.store.read() as tx:
+        return session_json(_load_checked(tx, who, "read", number))
+
+
+def list_sessions(
+    app: App,
+    who: Principal,
+    *,
+    harness: str | None = None,
+    harness_session: str | None = None,
+    parent: str | None = None,
+    after: str | None = None,
+    limit: int = 50,
+) -> dict[str, Any]:
+    parent_no = v.parse_id(parent, "s", "parent") if parent is not None else None
+    after_no = v.parse_id(after, "s", "after") if after is not None else None
+    access: Access = readable_sessions(who)
+    where = SessionFilter(
+        access=access, harness=harness, harness_session=harness_session, parent=parent_no
+    )
+    with app.store.read() as tx:
+        rows = tx.list_sessions(where, after_no, limit + 1)
+    page = rows[:limit]
+    more = len(rows) > limit
+    return {
+        "sessions": [session_json(s) for s in page],
+        "next": session_id(page[-1].id) if more else None,
+    }
+
+
+def session_chain(app: App, who: Principal, *, session: str) -> dict[str, Any]:
+    number = v.parse_id(session, "s", "session")
+    with app.store.read() as tx:
+        row = _load_checked(tx, who, "read", number)
+        chain, truncated = lineage(tx, who, row)
+    return {"chain": [session_json(s) for s in chain], "truncated": truncated}
+
+
+def purge_session(app: App, who: Principal, *, session: str) -> dict[str, Any]:
+    number = v.parse_id(session, "s", "session")
+    check(who, "admin", Resource.store())
+    with app.store.write() as tx:
+        if tx.get_session(number) is None:
+            raise VenomError.not_found("session", f"{session} does not exist")
+        tx.delete_session(number)
+    app.events.emit("session.purged", f"session:{session}", {"session": session})
+    return {"session": session}

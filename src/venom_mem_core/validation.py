@@ -1,0 +1,174 @@
+"""Every grammar and limit of RFC-0020 sections 2, 3, 4 and 7, each failing with its own code.
+
+Each checker returns the normalised value or raises :class:`VenomError` with ``data.param``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .errors import VenomError
+from .records import KINDS, RELATIONS
+
+__all__ = [
+    "CLIENT_NAME_RE",
+    "SECRET_RE",
+    "SPACE_RE",
+    "TAG_RE",
+    "check_client_name",
+    "check_content",
+    "check_cwd",
+    "check_harness",
+    "check_harness_session",
+    "check_kind",
+    "check_relation",
+    "check_space",
+    "check_tags",
+    "check_title",
+    "parse_id",
+    "utf8_len",
+]
+
+SPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*$")
+TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+CLIENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+SECRET_RE = re.compile(r"vnt1\.[^.\s]+\.[^.\s]+\.[A-Za-z0-9_-]{43}")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+MAX_SPACE_BYTES = 128
+MAX_TITLE_BYTES = 200
+MAX_TAGS = 16
+MAX_HARNESS_BYTES = 64
+MAX_HARNESS_SESSION_BYTES = 256
+MAX_CWD_BYTES = 4096
+
+
+def utf8_len(text: str, param: str) -> int:
+    """Length in UTF-8 bytes; a string that isn't valid Unicode text is ``invalid_params.type``."""
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise VenomError.param("type", param, f"{param} is not valid UTF-8 text") from None
+
+
+def parse_id(value: str, prefix: str, param: str) -> int:
+    """``m12`` -> 12. A malformed ID is ``invalid_params.type`` (CONTRACT section 10)."""
+    if (
+        not value.startswith(prefix)
+        or not value[1:].isascii()
+        or not value[1:].isdigit()
+        or value[1:2] == "0"
+        or len(value) > 20
+    ):
+        raise VenomError.param("type", param, f"{param} must look like {prefix}<N>, got {value!r}")
+    return int(value[1:])
+
+
+def check_space(space: str, param: str = "space") -> str:
+    utf8_len(space, param)
+    if len(space.encode()) > MAX_SPACE_BYTES or not SPACE_RE.match(space):
+        raise VenomError.param(
+            "space",
+            param,
+            f"space {space!r} must match [a-z0-9][a-z0-9._-]* segments joined by '/', "
+            f"at most {MAX_SPACE_BYTES} bytes",
+        )
+    return space
+
+
+def check_kind(kind: str, param: str = "kind") -> str:
+    if kind not in KINDS:
+        raise VenomError.param("type", param, f"kind must be one of {', '.join(KINDS)}")
+    return kind
+
+
+def _check_secret(text: str, param: str) -> None:
+    if SECRET_RE.search(text):
+        raise VenomError.param(
+            "secret_content",
+            param,
+            f"{param} contains a venom token; store a reference to it instead",
+        )
+
+
+def check_title(title: str, param: str = "title") -> str:
+    size = utf8_len(title, param)
+    if size > MAX_TITLE_BYTES:
+        raise VenomError.param("range", param, f"title is {size} bytes; at most {MAX_TITLE_BYTES}")
+    if _CONTROL_RE.search(title):
+        raise VenomError.param("type", param, "title must not contain control characters")
+    _check_secret(title, param)
+    return title
+
+
+def check_content(content: str, max_bytes: int, param: str = "content") -> str:
+    size = utf8_len(content, param)
+    if size == 0:
+        raise VenomError.param("range", param, "content must not be empty")
+    if size > max_bytes:
+        raise VenomError.param("range", param, f"content is {size} bytes; at most {max_bytes}")
+    if "\x00" in content:
+        raise VenomError.param("type", param, "content must not contain NUL characters")
+    _check_secret(content, param)
+    return content
+
+
+def check_tags(tags: Sequence[str], param: str = "tags") -> tuple[str, ...]:
+    if len(tags) > MAX_TAGS:
+        raise VenomError.param("range", param, f"{len(tags)} tags; at most {MAX_TAGS}")
+    for tag in tags:
+        if not isinstance(tag, str) or not TAG_RE.match(tag):
+            raise VenomError.param(
+                "tag", param, f"tag {tag!r} must match ^[a-z0-9][a-z0-9-]{{0,63}}$"
+            )
+    if len(set(tags)) != len(tags):
+        raise VenomError.param("tag", param, "tags must be unique")
+    return tuple(tags)
+
+
+def check_client_name(name: str, param: str = "name") -> str:
+    if not CLIENT_NAME_RE.match(name):
+        raise VenomError.param(
+            "type", param, f"client name {name!r} must match ^[a-z0-9][a-z0-9-]{{0,63}}$"
+        )
+    return name
+
+
+def _check_claim(value: str, param: str, max_bytes: int, *, nonempty: bool) -> str:
+    size = utf8_len(value, param)
+    if nonempty and size == 0:
+        raise VenomError.param("range", param, f"{param} must not be empty")
+    if size > max_bytes:
+        raise VenomError.param("range", param, f"{param} is {size} bytes; at most {max_bytes}")
+    if _CONTROL_RE.search(value):
+        raise VenomError.param("type", param, f"{param} must not contain control characters")
+    return value
+
+
+def check_harness(value: str, param: str = "harness") -> str:
+    return _check_claim(value, param, MAX_HARNESS_BYTES, nonempty=True)
+
+
+def check_harness_session(value: str, param: str = "harness_session") -> str:
+    return _check_claim(value, param, MAX_HARNESS_SESSION_BYTES, nonempty=True)
+
+
+def check_cwd(value: str, param: str = "cwd") -> str:
+    _check_claim(value, param, MAX_CWD_BYTES, nonempty=True)
+    if not value.startswith("/"):
+        raise VenomError.param("type", param, f"cwd must be an absolute path, got {value!r}")
+    return value
+
+
+def check_relation(relation: str | None, parent: object, param: str = "relation") -> str | None:
+    """``relation`` is required exactly when ``parent`` is given."""
+    if parent is None and relation is None:
+        return None
+    if parent is not None and relation is None:
+        raise VenomError.param("missing", param, "relation is required with parent")
+    if parent is None:
+        raise VenomError.param("relation", param, "relation is only allowed with parent")
+    if relation not in RELATIONS:
+        raise VenomError.param("relation", param, f"relation must be one of {', '.join(RELATIONS)}")
+    return relation
