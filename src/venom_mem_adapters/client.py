@@ -136,7 +136,9 @@ def startup_settings(environ: Mapping[str, str]) -> tuple[str, float]:
 
 def check_startup_context(environ: Mapping[str, str], token: str) -> None:
     """``@owner`` below a process manager is refused before anything connects or launches."""
-    if token == OWNER_TOKEN and (environ.get("VENOM_MANAGER") or environ.get("VENOM_MEM_PRINCIPAL")):
+    if token == OWNER_TOKEN and (
+        environ.get("VENOM_MANAGER") or environ.get("VENOM_MEM_PRINCIPAL")
+    ):
         raise VenomError(
             "denied.startup_context",
             "@owner is refused below a process manager",

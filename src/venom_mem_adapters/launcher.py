@@ -53,8 +53,15 @@ def launch(environ: Mapping[str, str], timeout_s: float) -> str:
     read_fd, write_fd = os.pipe()
     try:
         child = subprocess.Popen(
-            [sys.executable, "-m", "venom_mem_cli", "serve", "--on-demand", "--status-fd",
-             str(write_fd)],
+            [
+                sys.executable,
+                "-m",
+                "venom_mem_cli",
+                "serve",
+                "--on-demand",
+                "--status-fd",
+                str(write_fd),
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -65,7 +65,7 @@ def convert(param: Param, text: str) -> Any:
         return json.loads(text)
     except ValueError:
         raise VenomError.param(
-            "type", param.name, f"{param.flag} takes JSON text, such as '[\"a\",\"b\"]'"
+            "type", param.name, f'{param.flag} takes JSON text, such as \'["a","b"]\''
         ) from None
 
 

@@ -88,7 +88,8 @@ def run_serve(
     status = StatusPipe(status_fd)
     logging.basicConfig(level=logging.WARNING, stream=stderr)
     try:
-        config = load_config(default_config_path(environ))
+        config_path = default_config_path(environ)
+        config = load_config(config_path)
         sock = socket_path(environ)
         _prepare_socket_dir(sock, environ)
         with socket_lock(socket_lock_path(sock, environ)) as owned:
@@ -101,7 +102,9 @@ def run_serve(
                     f"another daemon already serves {sock}",
                     {"path": str(sock)},
                 )
-            return _serve_locked(environ, config, sock, on_demand=on_demand, status=status)
+            return _serve_locked(
+                environ, config, config_path, sock, on_demand=on_demand, status=status
+            )
     except VenomError as error:
         status.say(json.dumps(error.to_json()))
         print(f"error: {error.code}: {error.message}", file=stderr)
@@ -109,15 +112,20 @@ def run_serve(
 
 
 def _serve_locked(
-    environ: Mapping[str, str], config: Any, sock: Path, *, on_demand: bool, status: StatusPipe
+    environ: Mapping[str, str],
+    config: Any,
+    config_path: Path,
+    sock: Path,
+    *,
+    on_demand: bool,
+    status: StatusPipe,
 ) -> int:
+    from venom_mem_adapters.daemon.event_log import EventLog
+    from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
     from venom_mem_adapters.sqlite import SqliteStore, StoreLock, default_store_path
     from venom_mem_core.clock import SystemClock
     from venom_mem_core.usecases.app import App
     from venom_mem_core.usecases.memories import sweep_tombstones
-
-    from venom_mem_adapters.daemon.event_log import EventLog
-    from venom_mem_adapters.daemon.server import Daemon
 
     store_path = Path(config.store.path) if config.store.path else default_store_path(environ)
     with StoreLock(store_path):
@@ -131,8 +139,9 @@ def _serve_locked(
             daemon = Daemon(
                 app=app,
                 events=events,
-                unknown_grants=tuple(config.grants.unknown),
-                idle_timeout_s=config.daemon.idle_timeout_ms / 1000 if on_demand else None,
+                config=config,
+                paths=DaemonPaths(socket=sock, store=store_path, config=config_path),
+                on_demand=on_demand,
                 handlers=_extra_handlers(),
             )
             anyio.run(_run_daemon, daemon, sock, status, app)
@@ -142,8 +151,10 @@ def _serve_locked(
 
 
 def _extra_handlers() -> dict[str, Any]:
-    """Daemon-level verbs from the operations modules, when they are installed."""
-    return {}
+    """Daemon-level verbs beyond the core's: the operations verbs."""
+    from venom_mem_adapters.daemon import ops
+
+    return dict(ops.handlers())
 
 
 async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any) -> None:

@@ -17,7 +17,9 @@ from venom_mem_core.params import check_params
 __all__ = ["call_daemon", "print_error", "print_json"]
 
 
-def call_daemon(verb: Verb, params: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
+def call_daemon(
+    verb: Verb, params: Mapping[str, Any], environ: Mapping[str, str]
+) -> dict[str, Any]:
     """Check the params locally (so a bad command never launches a daemon), then call."""
     from venom_mem_adapters.client import connect
 

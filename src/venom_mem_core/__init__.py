@@ -67,7 +67,34 @@ _EXPORTS = {
     "exit_code_for": "errors",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [  # noqa: RUF022  # kept in step with _EXPORTS by tests/unit/test_public_api.py
+    "Access",
+    "App",
+    "Client",
+    "Clock",
+    "Embedder",
+    "EventSink",
+    "FixedClock",
+    "Grant",
+    "Hit",
+    "InMemoryStore",
+    "LocalClient",
+    "MANIFEST",
+    "Memory",
+    "MemoryFilter",
+    "MemorySettings",
+    "Principal",
+    "Provenance",
+    "ReadTx",
+    "Resource",
+    "Session",
+    "Store",
+    "SystemClock",
+    "VenomError",
+    "Version",
+    "WriteTx",
+    "exit_code_for",
+]
 
 
 def __getattr__(name: str) -> Any:

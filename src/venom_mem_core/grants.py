@@ -82,9 +82,9 @@ def scope_contains(scope: str, resource: Resource, principal_id: str) -> bool:
     if kind == "space":
         if resource.kind not in ("space", "memory"):
             return False
-        return name == "*" or name == resource.space
+        return name in ("*", resource.space)
     if kind == "memory":
-        return resource.kind == "memory" and (name == "*" or name == f"m{resource.id}")
+        return resource.kind == "memory" and (name in ("*", f"m{resource.id}"))
     if kind == "session":
         if resource.kind != "session":
             return False

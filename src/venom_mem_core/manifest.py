@@ -80,7 +80,11 @@ CHANGE = _obj(
     _f("revision", "Current revision", Type("integer", min=1)),
     _f("changed", "False if nothing changed", BOOL),
 )
-NEXT = _f("next", "ID to pass as after for the next page, or null at the end", Type("string", nullable=True))
+NEXT = _f(
+    "next",
+    "ID to pass as after for the next page, or null at the end",
+    Type("string", nullable=True),
+)
 
 
 def _limit(default: int, maximum: int) -> Param:
@@ -487,7 +491,11 @@ SHARED_VERBS = (
     Verb(
         "ping",
         "Check that the daemon answers.",
-        result=_obj(_f("pong", "Always true", BOOL), _f("source", "Daemon source ID", STR)),
+        result=_obj(
+            _f("pong", "Always true", BOOL),
+            _f("source", "Daemon source ID", STR),
+            _f("pid", "Daemon process ID", INT),
+        ),
         right=None,
     ),
     Verb(

@@ -29,6 +29,7 @@ __all__ = [
     "SpaceSummary",
     "Store",
     "StoreCounts",
+    "VectorSearch",
     "WriteTx",
 ]
 
@@ -104,9 +105,7 @@ class ReadTx(Protocol):
     def list_versions(self, memory: int) -> list[Version]:
         """Kept versions, newest revision first."""
 
-    def search_text(
-        self, tokens: Sequence[str], where: MemoryFilter, limit: int
-    ) -> list[FtsMatch]:
+    def search_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[FtsMatch]:
         """Full-text matches of any token among live rows passing ``where``.
 
         Ordered best first (BM25 weights title 5, content 1, tags 3 in SQLite), ties by
@@ -201,6 +200,16 @@ class Clock(Protocol):
 class EventSink(Protocol):
     def emit(self, type: str, resource: str, data: dict[str, Any]) -> None:
         """Record an event; called after the commit it describes."""
+
+
+@runtime_checkable
+class VectorSearch(Protocol):
+    """Ranked memory IDs by similarity to a query vector, among rows passing the filter,
+    at or above ``min_similarity``, best first, ties by highest ID."""
+
+    def nearest(
+        self, query: Sequence[float], where: MemoryFilter, limit: int, min_similarity: float
+    ) -> list[tuple[int, float]]: ...
 
 
 class Embedder(Protocol):

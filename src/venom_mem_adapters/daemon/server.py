@@ -9,6 +9,7 @@ be pipelined and are answered as they finish, each reply carrying its request's 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -17,6 +18,7 @@ import socket
 import struct
 from collections.abc import Awaitable, Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,6 +26,7 @@ import anyio.abc
 import attrs
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest_types import Verb
@@ -35,7 +38,7 @@ from venom_mem_core.usecases.handlers import HANDLERS
 from ..wire import MAX_FRAME, decode_frame, encode_frame
 from .event_log import EventLog
 
-__all__ = ["Daemon", "Request"]
+__all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
 
 log = logging.getLogger("venom_mem.daemon")
 
@@ -73,23 +76,39 @@ def _peer_uid(stream: anyio.abc.SocketStream) -> int | None:
     return int(uid)
 
 
+@attrs.frozen(kw_only=True)
+class DaemonPaths:
+    """Where this daemon's files are, for doctor, store.status and config verbs."""
+
+    socket: Path
+    store: Path
+    config: Path
+
+
 class Daemon:
-    """The serving state of one daemon process: one source, one app, its principals."""
+    """The serving state of one daemon process: one source, one app, its principals.
+
+    ``config`` is replaced on ``config.reload``; keys that need a restart keep the values
+    this daemon started with (``started_config``).
+    """
 
     def __init__(
         self,
         *,
         app: App,
         events: EventLog,
-        unknown_grants: tuple[Grant, ...],
-        idle_timeout_s: float | None,
+        config: Config,
+        paths: DaemonPaths,
+        on_demand: bool,
         handlers: Mapping[str, DaemonHandler] | None = None,
     ) -> None:
         self.app = app
         self.events = events
-        self.unknown_grants = unknown_grants
+        self.config = config
+        self.started_config = config
+        self.paths = paths
+        self.on_demand = on_demand
         self.issued = principals.IssuedTokens()
-        self.idle_timeout_s = idle_timeout_s
         self.source = events.source
         self.version = _package_version()
         self.handlers: dict[str, DaemonHandler] = {
@@ -110,7 +129,7 @@ class Daemon:
         """Serve until cancelled, or until idle for ``idle_timeout_s`` when that is set."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._accept, listener)
-            if self.idle_timeout_s is not None:
+            if self.on_demand:
                 await self._idle_watch()
                 tg.cancel_scope.cancel()
 
@@ -118,15 +137,18 @@ class Daemon:
         async with anyio.create_task_group() as connections:
             await listener.serve(self._connection, task_group=connections)
 
+    @property
+    def unknown_grants(self) -> tuple[Grant, ...]:
+        return tuple(self.config.grants.unknown)
+
     async def _idle_watch(self) -> None:
         """Return once no connection has been open for the whole idle timeout."""
-        assert self.idle_timeout_s is not None
         while True:
             self._activity = anyio.Event()
             if self._connections > 0:
                 await self._activity.wait()
                 continue
-            with anyio.move_on_after(self.idle_timeout_s):
+            with anyio.move_on_after(self.started_config.daemon.idle_timeout_ms / 1000):
                 await self._activity.wait()
                 continue
             if self._connections == 0:
@@ -181,7 +203,9 @@ class Daemon:
         verb, checked = prepare(verb_name, params, principal)
         handler = self.handlers.get(verb.name)
         if handler is not None:
-            return await handler(Request(daemon=self, principal=principal, verb=verb, params=checked))
+            return await handler(
+                Request(daemon=self, principal=principal, verb=verb, params=checked)
+            )
         core = HANDLERS.get(verb.name)
         if core is None:
             raise VenomError("unsupported.verb", f"{verb.name} is not served by this daemon")
@@ -203,7 +227,7 @@ class Daemon:
     # Daemon-level verbs -------------------------------------------------------------------
 
     async def _ping(self, request: Request) -> dict[str, Any]:
-        return {"pong": True, "source": self.source}
+        return {"pong": True, "source": self.source, "pid": os.getpid()}
 
     async def _grant_issue(self, request: Request) -> dict[str, Any]:
         return await self.in_writer(
@@ -264,10 +288,9 @@ class Connection:
                 _error_reply(reply.get("id"), VenomError("failed.internal", str(exc)))
             )
         async with self._send_lock:
-            try:
+            # A client that went away still had its request run to completion.
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await self.stream.send(frame)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass  # the client went away; its request still ran to completion
 
     async def run(self) -> None:
         try:

@@ -56,10 +56,9 @@ def to_venom_error(exc: apsw.Error, path: str) -> VenomError:
             return VenomError(
                 "conflict.memory_duplicate",
                 "a live memory with the same content already exists in this space",
-                data,
             )
         if _DUPLICATE_CLIENT in detail:
-            return VenomError("conflict.client_exists", "a client with this name exists", data)
+            return VenomError("conflict.client_exists", "a client with this name already exists")
         return VenomError("failed.internal", f"constraint failed in {path}: {detail}", data)
     if isinstance(exc, _INTERNAL):
         return VenomError("failed.internal", f"store driver misuse on {path}: {detail}", data)

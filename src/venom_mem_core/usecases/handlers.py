@@ -38,7 +38,7 @@ HANDLERS: Mapping[str, Callable[..., dict[str, Any]]] = {
     "client.add": principals.add_client,
     "client.list": principals.list_clients,
     "client.remove": principals.remove_client,
-    "whoami": lambda app, who: principals.whoami(app, who),
+    "whoami": principals.whoami,
 }
 
 

@@ -7,28 +7,19 @@ rank, and ``fts_rank`` is the same as in a store holding only the readable rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from .. import validation as v
 from ..errors import VenomError
 from ..grants import Resource, check, readable_memories
-from ..ports import MemoryFilter, ReadTx
+from ..ports import MemoryFilter, ReadTx, VectorSearch
 from ..ranking import LIST_DEPTH, SNIPPET_BYTES, cut_utf8, fuse, query_tokens
 from ..records import Hit, Memory, Principal
 from ..shapes import hit_json, memory_id
 from .app import App
 from .sessions import check_session_readable, lineage
 
-__all__ = ["VectorSearch", "list_memories", "search_memories"]
-
-
-@runtime_checkable
-class VectorSearch(Protocol):
-    """An optional capability: ranked memory IDs by similarity to a query vector."""
-
-    def nearest(
-        self, query: Sequence[float], where: MemoryFilter, limit: int, min_similarity: float
-    ) -> list[tuple[int, float]]: ...
+__all__ = ["list_memories", "search_memories"]
 
 
 def _filter(
@@ -84,9 +75,10 @@ def search_memories(
     mode: str = "auto",
     limit: int = 10,
     query_vector: Sequence[float] | None = None,
+    vectors: VectorSearch | None = None,
 ) -> dict[str, Any]:
     """Search. With an embedder, the caller embeds the query first (``query_vector``, off the
-    store's thread); ``None`` then means the embedding failed or timed out."""
+    store's thread; ``None`` then means it failed or timed out) and passes the vector index."""
     tokens = query_tokens(query)
     if mode == "vector" and app.embedder is None:
         raise VenomError("unsupported.embeddings_off", "mode vector needs embeddings on")
@@ -100,9 +92,9 @@ def search_memories(
         by_id: dict[int, tuple[Memory, str]] = {m.memory.id: (m.memory, m.snippet) for m in matches}
         vector_ids: list[int] = []
         similarity: dict[int, float] = {}
-        use_vectors = mode != "fts" and query_vector is not None and isinstance(tx, VectorSearch)
-        if use_vectors and isinstance(tx, VectorSearch) and query_vector is not None:
-            for id_, sim in tx.nearest(
+        use_vectors = mode != "fts" and query_vector is not None and vectors is not None
+        if use_vectors and vectors is not None and query_vector is not None:
+            for id_, sim in vectors.nearest(
                 query_vector, where, LIST_DEPTH, app.settings.min_similarity
             ):
                 vector_ids.append(id_)

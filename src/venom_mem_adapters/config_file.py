@@ -1,0 +1,199 @@
+"""``config.zon`` on disk: where it is, loading it, rewriting one key, and reloading.
+
+No file means the defaults. A file that doesn't parse or validate is ``invalid_params.config``
+naming the file and line. ``config set`` rewrites the whole file from its parsed values, so
+comments and formatting are not kept (docs/adr/0005-config-zon.md); the write is atomic and
+the file is 0600, because it may hold ``embeddings.api_key``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from venom_mem_core.config import Config
+from venom_mem_core.errors import VenomError
+
+from . import zon
+
+__all__ = [
+    "default_config_path",
+    "load_config",
+    "parse_value_text",
+    "reload",
+    "write_config_value",
+]
+
+_DIR_MODE = 0o700
+_FILE_MODE = 0o600
+# --value text that starts like one of these is structured: a parse error is reported,
+# not taken as a bare string.
+_STRUCTURED_STARTS = (".{", "[", "{", '"', "\\\\")
+
+
+def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``$VENOM_MEM_CONFIG``, else ``$XDG_CONFIG_HOME/venom-mem/config.zon`` when that is an
+    absolute path, else ``~/.config/venom-mem/config.zon`` (CONTRACT section 1)."""
+    env = os.environ if environ is None else environ
+    override = env.get("VENOM_MEM_CONFIG", "")
+    if override:
+        return Path(override)
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "venom-mem" / "config.zon"
+    home = env.get("HOME", "")
+    base = Path(home) if home and os.path.isabs(home) else Path.home()
+    return base / ".config" / "venom-mem" / "config.zon"
+
+
+def _read(path: Path) -> str | None:
+    """The file's text, or None when there is no file."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise VenomError(
+            "invalid_params.config",
+            f"{path}: can't read the config file: {err.strerror or err}",
+            {"file": str(path)},
+        ) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise VenomError(
+            "invalid_params.config",
+            f"{path}:{line}: the file is not valid UTF-8",
+            {"file": str(path), "line": line},
+        ) from None
+
+
+def _load(path: Path) -> tuple[Config, dict[str, Any]]:
+    """The validated config and the file's own parsed values (empty with no file)."""
+    text = _read(path)
+    if text is None:
+        return Config.defaults(), {}
+    doc = zon.parse_document(text, filename=str(path))
+    if isinstance(doc.value, list) and not doc.value:
+        raw: Any = {}
+    else:
+        raw = doc.value
+    config = Config.from_mapping(raw, lines=doc.lines, filename=str(path))
+    return config, raw
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate the file; no file means :meth:`Config.defaults`."""
+    return _load(path)[0]
+
+
+def write_config_value(path: Path, key: str, value: Any) -> Config:
+    """Set one leaf key and rewrite the file atomically; return the new config.
+
+    The file must already be valid. Other keys keep their values (keys never written stay
+    absent, so they keep following the defaults); comments and layout are not kept.
+    """
+    current, raw = _load(path)
+    new = current.with_value(key, value)
+    section, _, leaf = key.partition(".")
+    body = raw.get(section)
+    if not isinstance(body, dict):
+        body = {}
+        raw[section] = body
+    body[leaf] = value
+    # The rewritten text must read back as the same config before it replaces the file.
+    text = zon.dumps(raw) + "\n"
+    reread = zon.parse(text, filename=str(path))
+    if not isinstance(reread, dict) or Config.from_mapping(reread) != new:  # pragma: no cover
+        raise VenomError("failed.internal", f"{path}: rewriting {key} would change other keys")
+    _atomic_write(path, text)
+    return new
+
+
+def reload(path: Path, current: Config) -> tuple[Config, list[str]]:
+    """Read the file again.
+
+    Returns the config to use now — the file's values, except that every restart key keeps
+    ``current``'s value — and the changed keys that wait for a restart. A file that doesn't
+    parse or validate raises, and ``current`` (immutable) is what the caller still has.
+    """
+    return current.reloaded(load_config(path))
+
+
+def parse_value_text(text: str) -> Any:
+    """``config set --value``: ZON, else JSON, else a bare word taken as a string.
+
+    ``20``, ``"http"``, ``true``, ``.{ .{ .right = "read", .scope = "*" } }`` and
+    ``[{"right":"read","scope":"*"}]`` all parse; ``http`` and ``on-demand`` are strings.
+    Text that starts like structured data (``.{``, ``[``, ``{``, ``"``) but parses as neither
+    is ``invalid_params.config``.
+    """
+    stripped = text.strip()
+    try:
+        return zon.parse(stripped, filename="--value")
+    except VenomError as zon_error:
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            pass
+        if stripped.startswith(_STRUCTURED_STARTS):
+            raise VenomError(
+                "invalid_params.config",
+                f"--value is neither ZON nor JSON: {zon_error.message}",
+                {"param": "value"},
+            ) from None
+        return stripped
+
+
+# -- atomic write ------------------------------------------------------------------------------
+
+
+def _make_dirs(directory: Path) -> None:
+    """Create missing directories 0700 (existing ones are left as they are)."""
+    if directory.is_dir():
+        return
+    _make_dirs(directory.parent)
+    try:
+        os.mkdir(directory, _DIR_MODE)
+    except FileExistsError:
+        return
+    os.chmod(directory, _DIR_MODE)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Temp file in the same directory, fsync, rename over the file, fsync the directory."""
+    directory = path.parent
+    try:
+        _make_dirs(directory)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:
+        raise VenomError(
+            "failed.internal", f"{path}: can't write the config file: {err.strerror or err}"
+        ) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _FILE_MODE)
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise VenomError(
+            "failed.internal", f"{path}: can't write the config file: {err.strerror or err}"
+        ) from None
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - the directory was just written to
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:  # pragma: no cover - some filesystems can't fsync a directory
+        pass
+    finally:
+        os.close(dir_fd)

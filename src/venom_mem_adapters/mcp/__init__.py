@@ -1,0 +1,13 @@
+"""The MCP adapter (``venom-mem mcp``), in three small modules:
+
+- :mod:`.tools`: the tool catalog generated from the manifest, and argument checks
+  (``jsonschema`` plus the manifest's own :func:`~venom_mem_core.params.check_params`);
+- :mod:`.link`: the one held connection to the daemon, lazy, serialized, reconnecting only
+  when no byte of a request was accepted (RFC-0020 section 8, lost replies);
+- :mod:`.server`: the official SDK's low-level server over stdio.
+
+Only :mod:`.server` imports ``mcp`` (about 0.7 s), so nothing here is imported on purpose.
+The entry point is :func:`venom_mem_adapters.mcp_server.run_stdio`.
+"""
+
+__all__: list[str] = []

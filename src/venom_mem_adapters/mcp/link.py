@@ -1,0 +1,166 @@
+"""The adapter's one connection to the daemon (RFC-0020 section 8, CONTRACT section 7).
+
+- Lazy: nothing connects until the first tool call that needs the daemon, and that call may
+  start it on demand (the launcher strips tokens from the daemon's environment).
+- Held: the connection stays open while the adapter runs, so an on-demand daemon doesn't idle
+  out under a harness.
+- Lost replies: a request is never resent once the daemon could have received it. If the
+  connection refuses the frame (the daemon went away between calls, so the send fails), the
+  daemon never got a whole request (it acts only on a complete line) and the call is made once
+  more on a new connection, starting a new daemon if needed. If the frame was accepted and
+  the connection breaks before the reply, the call fails with ``unavailable.connection`` and
+  the next call reconnects.
+
+Standard library only. Not thread-safe: the server runs one call at a time, off its event
+loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from venom_mem_core.errors import VenomError
+
+__all__ = ["CLIENT_NAME", "DaemonLink", "Upstream", "Wire", "daemon_connector"]
+
+CLIENT_NAME = "venom-mem-mcp"
+_RETRY_FIX = (
+    "call again on purpose: memory.add, and session.start with harness_session, are safe to "
+    "repeat; memory.update is protected by revision"
+)
+
+
+class Wire(Protocol):
+    """What the link needs of a connection (:class:`venom_mem_adapters.client.Connection`)."""
+
+    def send(self, verb: str, params: Mapping[str, Any] | None = None) -> int: ...
+
+    def receive(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class Upstream(Protocol):
+    """What the server needs: one blocking call at a time, and a close at the end."""
+
+    def call(self, verb: str, params: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+def daemon_connector(environ: Mapping[str, str]) -> Callable[[], Wire]:
+    """Connect with ``VENOM_MEM_TOKEN`` from ``environ`` (the adapter's own), starting the
+    daemon on demand."""
+    env = dict(environ)
+
+    def open_wire() -> Wire:
+        from venom_mem_adapters.client import connect
+
+        return connect(env, may_start=True, client=CLIENT_NAME)
+
+    return open_wire
+
+
+def _lost(verb: str) -> VenomError:
+    return VenomError(
+        "unavailable.connection",
+        f"the connection to the daemon broke before it answered {verb}; the request was not "
+        "resent and may or may not have been applied",
+        {"fix": _RETRY_FIX},
+    )
+
+
+class DaemonLink:
+    """The held connection, opened on the first call."""
+
+    def __init__(self, connector: Callable[[], Wire]) -> None:
+        self._connector = connector
+        self._wire: Wire | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self._wire is not None
+
+    def call(self, verb: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The ok object, or :class:`VenomError` (the daemon's, or a transport failure)."""
+        wire = self._open()
+        try:
+            request_id = wire.send(verb, params)
+        except OSError:
+            # Refused before the daemon could read a whole request: it went away between
+            # calls. Once more, on a new connection (and a new daemon if needed).
+            self._drop()
+            wire = self._open()
+            try:
+                request_id = wire.send(verb, params)
+            except OSError as exc:
+                self._drop()
+                raise VenomError(
+                    "unavailable.connection", f"could not send {verb} to the daemon: {exc}"
+                ) from None
+        except VenomError:
+            raise  # refused locally (a frame over 1 MiB): nothing was sent, the link is intact
+        except BaseException:
+            self._drop()
+            raise
+        return self._reply(wire, verb, request_id)
+
+    def close(self) -> None:
+        self._drop()
+
+    def _open(self) -> Wire:
+        if self._wire is None:
+            try:
+                self._wire = self._connector()
+            except OSError as exc:
+                raise VenomError(
+                    "unavailable.connection", f"could not reach the daemon: {exc}"
+                ) from None
+        return self._wire
+
+    def _drop(self) -> None:
+        wire, self._wire = self._wire, None
+        if wire is not None:
+            with contextlib.suppress(OSError):
+                wire.close()
+
+    def _reply(self, wire: Wire, verb: str, request_id: int) -> dict[str, Any]:
+        while True:
+            reply = self._receive(wire, verb)
+            reply_id = reply.get("id")
+            if reply_id == request_id:
+                break
+            if reply_id is None:
+                # The daemon refused the frame itself, and closes the connection.
+                self._drop()
+                error = reply.get("error")
+                if isinstance(error, Mapping):
+                    raise VenomError.from_json(error)
+                raise _lost(verb)
+        if "error" in reply:
+            error = reply["error"]
+            raise VenomError.from_json(error if isinstance(error, Mapping) else {})
+        ok = reply.get("ok")
+        return ok if isinstance(ok, dict) else {}
+
+    def _receive(self, wire: Wire, verb: str) -> dict[str, Any]:
+        try:
+            return wire.receive()
+        except VenomError as exc:
+            self._drop()
+            if exc.code == "unavailable.connection":
+                raise _lost(verb) from None
+            raise
+        except OSError:
+            self._drop()
+            raise _lost(verb) from None
+        except ValueError:
+            self._drop()
+            raise VenomError(
+                "failed.protocol", f"the daemon answered {verb} with a frame that isn't JSON"
+            ) from None
+        except BaseException:
+            self._drop()
+            raise

@@ -1,0 +1,136 @@
+"""FTS5's bm25, computed over the rows a caller may read instead of over the whole index.
+
+FTS5's built-in ``bm25()`` takes its statistics (row count, average row length, and for each
+phrase the number of rows containing it) from the whole index. A caller who may read only
+some rows would then be ranked by text they cannot see: a hidden row changes the IDF of a
+query word and so the order of visible hits, which MEM-06 forbids ("search doesn't reveal
+unreadable memories in results or ranks"). See docs/adr/0003.
+
+So for a restricted caller the store measures those statistics over the live rows readable
+through its :class:`Access`, and ranks with :func:`rank`, an FTS5 auxiliary function that is
+FTS5's own bm25 (``ext/fts5/fts5_aux.c``) operation for operation, fed those statistics. For
+a caller who can read everything the statistics are the index's own, so the store uses the
+built-in ``bm25()`` and this module is not involved. A test checks the two agree.
+
+The candidate filter (spaces, kinds, tags, sessions) does not change the statistics: it
+narrows the hits, exactly as ``WHERE`` does around the built-in ``bm25()`` in the spec.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+
+import apsw
+import attrs
+
+from venom_mem_core.ranking import fts_match_expression
+
+from .filters import Predicate
+
+__all__ = [
+    "K1",
+    "RANK_FUNCTION",
+    "WEIGHTS",
+    "B",
+    "CorpusStats",
+    "corpus_stats",
+    "rank",
+    "register",
+]
+
+K1 = 1.2
+B = 0.75
+WEIGHTS = (5.0, 1.0, 3.0)  # title, content, tags (RFC-0020 section 5)
+RANK_FUNCTION = "venom_bm25"
+_ROW_TOKENS = "venom_row_tokens"
+_IDF_FLOOR = 1e-6  # fts5_aux.c: "if( idf<=0.0 ) idf = 1e-6;"
+
+
+@attrs.frozen
+class CorpusStats:
+    """What bm25 needs to know about the corpus: rows, their total tokens, hits per phrase."""
+
+    rows: int
+    tokens: int
+    hits: tuple[int, ...]
+
+    @property
+    def avgdl(self) -> float:
+        return self.tokens / self.rows
+
+    def idf(self) -> tuple[float, ...]:
+        values = []
+        for hit in self.hits:
+            idf = math.log((self.rows - hit + 0.5) / (hit + 0.5))
+            values.append(_IDF_FLOOR if idf <= 0.0 else idf)
+        return tuple(values)
+
+    def encode(self) -> bytes:
+        """The statistics as one blob binding for :func:`rank`: avgdl, then each IDF."""
+        return array("d", (self.avgdl, *self.idf())).tobytes()
+
+
+def rank(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> float:
+    """bm25 of the current row, with the statistics given as :meth:`CorpusStats.encode`.
+
+    Lower is better, as with the built-in. Weighted frequency, row length over all columns,
+    k1 and b, and the order of the floating-point operations all follow fts5_aux.c, so the
+    scores agree with the built-in when the statistics do.
+    """
+    decoded = api.aux_data
+    if decoded is None:
+        (encoded,) = args
+        if not isinstance(encoded, bytes):
+            raise apsw.MisuseError("venom_bm25 takes the encoded statistics as a blob")
+        values = array("d")
+        values.frombytes(encoded)
+        decoded = api.aux_data = (values[0], tuple(values[1:]))
+    avgdl, idfs = decoded
+    if len(idfs) != api.phrase_count:
+        raise apsw.MisuseError("venom_bm25: statistics do not match the query's phrases")
+    length = api.column_size(-1)
+    score = 0.0
+    for phrase, idf in enumerate(idfs):
+        freq = 0.0
+        for weight, offsets in zip(WEIGHTS, api.phrase_locations(phrase), strict=True):
+            freq += weight * len(offsets)
+        score += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / avgdl)))
+    return -1.0 * score
+
+
+def _row_tokens(api: apsw.FTS5ExtensionApi, *_args: apsw.SQLiteValue) -> int:
+    return api.column_size(-1)
+
+
+def register(connection: apsw.Connection) -> None:
+    """Make :func:`rank` and the row-length helper available on a connection."""
+    connection.register_fts5_function(RANK_FUNCTION, rank)
+    connection.register_fts5_function(_ROW_TOKENS, _row_tokens)
+
+
+def corpus_stats(
+    connection: apsw.Connection, tokens: Sequence[str], readable: Predicate
+) -> CorpusStats:
+    """bm25's statistics over the live rows ``readable`` admits (alias ``m`` for memories).
+
+    The FTS index holds exactly the live rows (the schema's triggers keep it so), so joining
+    it to ``memories`` and filtering by ``readable`` gives the caller's corpus. Row lengths
+    come from FTS5's own per-row token counts, so they match what the built-in uses.
+    """
+    source = f"memory_fts JOIN memories AS m ON m.id = memory_fts.rowid WHERE ({readable.sql})"
+    lengths = connection.execute(f"SELECT {_ROW_TOKENS}(memory_fts) FROM {source}", readable.params)
+    rows = 0
+    total = 0
+    for (length,) in lengths:
+        rows += 1
+        total += int(length)
+    hits: dict[str, int] = {}
+    for token in tokens:
+        if token not in hits:
+            hits[token] = connection.execute(
+                f"SELECT count(*) FROM {source} AND memory_fts MATCH ?",
+                (*readable.params, fts_match_expression([token])),
+            ).get
+    return CorpusStats(rows=rows, tokens=total, hits=tuple(hits[t] for t in tokens))

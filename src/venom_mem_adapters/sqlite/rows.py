@@ -1,0 +1,212 @@
+"""Rows to records and back: the column lists and the conversions, in one place.
+
+The schema stores provenance as two columns (``principal``/``label``), tags space-separated
+and grants as JSON; the core sees :class:`Provenance`, tuples and :class:`Grant` records. Every
+query selects the columns in the order written here, so the converters can index by position.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, cast
+
+from venom_mem_core.records import Action, Client, Grant, Memory, Provenance, Session, Version
+
+__all__ = [
+    "CLIENT_COLUMNS",
+    "MEMORY_COLUMNS",
+    "SESSION_COLUMNS",
+    "VERSION_COLUMNS",
+    "client_from_row",
+    "client_values",
+    "columns",
+    "memory_from_row",
+    "memory_values",
+    "session_from_row",
+    "session_values",
+    "version_from_row",
+    "version_values",
+]
+
+Row = Sequence[Any]
+
+MEMORY_COLUMNS = (
+    "id",
+    "space",
+    "kind",
+    "title",
+    "content",
+    "content_sha256",
+    "tags",
+    "revision",
+    "principal",
+    "label",
+    "updated_by",
+    "updated_label",
+    "session",
+    "created",
+    "updated",
+    "deleted",
+)
+VERSION_COLUMNS = (
+    "memory",
+    "revision",
+    "action",
+    "kind",
+    "title",
+    "content",
+    "tags",
+    "principal",
+    "label",
+    "ts",
+)
+SESSION_COLUMNS = (
+    "id",
+    "harness",
+    "harness_session",
+    "parent",
+    "relation",
+    "cwd",
+    "principal",
+    "label",
+    "started",
+    "ended",
+)
+CLIENT_COLUMNS = ("name", "principal", "grants", "token_hash", "created", "expires")
+
+
+def columns(names: Sequence[str], alias: str | None = None) -> str:
+    """``a, b, c`` or ``t.a, t.b, t.c``, for a SELECT list or an INSERT column list."""
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(prefix + name for name in names)
+
+
+def _tags(text: str) -> tuple[str, ...]:
+    return tuple(text.split(" ")) if text else ()
+
+
+def _tags_text(tags: Sequence[str]) -> str:
+    return " ".join(tags)
+
+
+def memory_from_row(row: Row) -> Memory:
+    return Memory(
+        id=row[0],
+        space=row[1],
+        kind=row[2],
+        title=row[3],
+        content=row[4],
+        content_sha256=bytes(row[5]),
+        tags=_tags(row[6]),
+        revision=row[7],
+        author=Provenance(principal=row[8], label=row[9]),
+        updated_by=Provenance(principal=row[10], label=row[11]),
+        session=row[12],
+        created=row[13],
+        updated=row[14],
+        deleted=row[15],
+    )
+
+
+def memory_values(memory: Memory) -> tuple[Any, ...]:
+    """Values for every column but ``id``, in ``MEMORY_COLUMNS[1:]`` order."""
+    return (
+        memory.space,
+        memory.kind,
+        memory.title,
+        memory.content,
+        memory.content_sha256,
+        _tags_text(memory.tags),
+        memory.revision,
+        memory.author.principal,
+        memory.author.label,
+        memory.updated_by.principal,
+        memory.updated_by.label,
+        memory.session,
+        memory.created,
+        memory.updated,
+        memory.deleted,
+    )
+
+
+def version_from_row(row: Row) -> Version:
+    return Version(
+        memory=row[0],
+        revision=row[1],
+        action=cast(Action, row[2]),
+        kind=row[3],
+        title=row[4],
+        content=row[5],
+        tags=_tags(row[6]),
+        by=Provenance(principal=row[7], label=row[8]),
+        ts=row[9],
+    )
+
+
+def version_values(version: Version) -> tuple[Any, ...]:
+    return (
+        version.memory,
+        version.revision,
+        version.action,
+        version.kind,
+        version.title,
+        version.content,
+        _tags_text(version.tags),
+        version.by.principal,
+        version.by.label,
+        version.ts,
+    )
+
+
+def session_from_row(row: Row) -> Session:
+    return Session(
+        id=row[0],
+        harness=row[1],
+        harness_session=row[2],
+        parent=row[3],
+        relation=row[4],
+        cwd=row[5],
+        reported_by=Provenance(principal=row[6], label=row[7]),
+        started=row[8],
+        ended=row[9],
+    )
+
+
+def session_values(session: Session) -> tuple[Any, ...]:
+    """Values for every column but ``id``, in ``SESSION_COLUMNS[1:]`` order."""
+    return (
+        session.harness,
+        session.harness_session,
+        session.parent,
+        session.relation,
+        session.cwd,
+        session.reported_by.principal,
+        session.reported_by.label,
+        session.started,
+        session.ended,
+    )
+
+
+def client_from_row(row: Row) -> Client:
+    grants = tuple(Grant(right=g["right"], scope=g["scope"]) for g in json.loads(row[2]))
+    return Client(
+        name=row[0],
+        principal=row[1],
+        grants=grants,
+        token_hash=bytes(row[3]),
+        created=row[4],
+        expires=row[5],
+    )
+
+
+def client_values(client: Client) -> tuple[Any, ...]:
+    grants = [{"right": g.right, "scope": g.scope} for g in client.grants]
+    return (
+        client.name,
+        client.principal,
+        json.dumps(grants, separators=(",", ":")),
+        client.token_hash,
+        client.created,
+        client.expires,
+    )

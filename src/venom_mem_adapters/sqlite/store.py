@@ -1,0 +1,196 @@
+"""SqliteStore: the Store port on one SQLite file, one writer and a few read-only readers.
+
+RFC-0020 section 8's model (datasette's too): every write runs on the one writer connection,
+one at a time behind a lock because the daemon writes from a worker thread, each in a
+``BEGIN IMMEDIATE`` transaction that commits when the block exits cleanly and rolls back when
+it raises. Reads borrow a read-only connection from a small pool and see one committed
+snapshot (``BEGIN`` ... ``COMMIT``), so with WAL they go on while a write is held open.
+
+The store does not take the store lock itself: the daemon takes :class:`StoreLock` after the
+socket lock and before calling :meth:`SqliteStore.open`, as the spec orders them.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from venom_mem_core.errors import VenomError
+from venom_mem_core.ports import Store
+
+from . import bm25
+from .connection import open_connection
+from .errors import translated
+from .migrations import DEFAULT_MIGRATIONS, Migration, inspect_store, migrate
+from .paths import (
+    check_private_file,
+    create_private_file,
+    ensure_private_dir,
+    sidecar_paths,
+)
+from .tx import SqliteReadTx, SqliteWriteTx
+
+__all__ = ["SqliteStore"]
+
+# How long close() waits for a borrowed reader to come back before closing without it.
+_CLOSE_WAIT_S = 5.0
+
+
+class SqliteStore:
+    """The Store port on SQLite. Build it with :meth:`open`."""
+
+    def __init__(
+        self, path: Path, writer: apsw.Connection, readers: Sequence[apsw.Connection]
+    ) -> None:
+        self.path = path
+        self._name = str(path)
+        self._writer = writer
+        self._write_lock = threading.Lock()
+        self._writing_thread: int | None = None
+        self._readers = tuple(readers)
+        self._pool: queue.SimpleQueue[apsw.Connection] = queue.SimpleQueue()
+        for reader in self._readers:
+            self._pool.put(reader)
+        self._closed = False
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        migrations: Sequence[Migration] = DEFAULT_MIGRATIONS,
+        readers: int = 4,
+    ) -> SqliteStore:
+        """Check the files, migrate (or create) the schema and open the connections.
+
+        Order matters: permissions first, then the version is read without touching the
+        file, and only a supported database is opened for writing.
+        """
+        if readers < 1:
+            raise ValueError("a store needs at least one reader connection")
+        path = Path(path).absolute()
+        ensure_private_dir(path.parent)
+        exists = check_private_file(path)
+        for sidecar in sidecar_paths(path):
+            check_private_file(sidecar)
+        if exists:
+            inspect_store(path, supported=len(migrations))
+        else:
+            create_private_file(path)
+        opened: list[apsw.Connection] = []
+        try:
+            writer = open_connection(path, readonly=False)
+            opened.append(writer)
+            migrate(writer, path, migrations)
+            for sidecar in sidecar_paths(path):
+                check_private_file(sidecar)
+            for _ in range(readers):
+                opened.append(open_connection(path, readonly=True))
+            for connection in opened:
+                bm25.register(connection)
+        except BaseException:
+            for connection in reversed(opened):
+                connection.close()
+            raise
+        writer.transaction_mode = "IMMEDIATE"
+        return cls(path, writer, opened[1:])
+
+    # -- the unit of work ----------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise VenomError("failed.internal", f"the store {self._name} is closed")
+
+    @contextmanager
+    def read(self) -> Iterator[SqliteReadTx]:
+        """One committed snapshot on a pooled read-only connection."""
+        self._check_open()
+        connection = self._pool.get()
+        try:
+            with translated(self._name), connection:
+                yield SqliteReadTx(connection, self._name)
+        finally:
+            self._pool.put(connection)
+
+    @contextmanager
+    def write(self) -> Iterator[SqliteWriteTx]:
+        """One IMMEDIATE transaction on the writer, serialized with every other write."""
+        self._check_open()
+        if self._writing_thread == threading.get_ident():
+            raise VenomError("failed.internal", "store.write() is not reentrant")
+        with self._write_lock:
+            self._writing_thread = threading.get_ident()
+            try:
+                with translated(self._name), self._writer:
+                    yield SqliteWriteTx(self._writer, self._name)
+            finally:
+                self._writing_thread = None
+                if self._writer.in_transaction:  # only if COMMIT itself failed
+                    self._writer.execute("ROLLBACK")
+
+    # -- maintenance ---------------------------------------------------------------------
+
+    def erase_traces(self) -> None:
+        """Checkpoint the WAL into the database and truncate it, so purged text is gone.
+
+        A reader holding an old snapshot keeps its frames alive; after busy_timeout SQLite
+        gives up with SQLITE_BUSY, which is ``unavailable.store_busy``.
+        """
+        self._check_open()
+        with self._write_lock, translated(self._name):
+            self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+
+    def describe(self) -> dict[str, Any]:
+        with self.read() as tx:
+            version = tx._rows("PRAGMA user_version")[0][0]
+        size = 0
+        for name in (self.path, sidecar_paths(self.path)[0]):
+            with suppress(FileNotFoundError):
+                size += os.stat(name).st_size
+        return {
+            "path": self._name,
+            "schema_version": version,
+            "sqlite_version": apsw.sqlite_lib_version(),
+            "bytes": size,
+        }
+
+    def close(self) -> None:
+        """Close the readers, checkpoint the WAL (best effort) and close the writer."""
+        with self._write_lock:
+            if self._closed:
+                return
+            self._closed = True
+            for _ in self._readers:
+                try:
+                    self._pool.get(timeout=_CLOSE_WAIT_S).close()
+                except queue.Empty:
+                    break
+            # Best effort: the next open or purge checkpoints again.
+            with suppress(apsw.Error):
+                self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+            self._writer.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+if TYPE_CHECKING:  # mypy proves the adapter satisfies the port, signature by signature
+
+    def _conforms(store: SqliteStore) -> Store:
+        return store

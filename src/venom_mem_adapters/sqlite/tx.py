@@ -1,0 +1,328 @@
+"""The ReadTx and WriteTx ports over one apsw connection inside an open transaction.
+
+The store opens and ends the transaction (store.py); these classes only run statements. All
+SQL goes through :meth:`SqliteReadTx._rows` and :meth:`SqliteReadTx._run`, which fetch
+eagerly inside :func:`translated`, so no apsw exception and no half-read cursor escapes a
+method. Values are always bound, never formatted into SQL text; the only text built at run
+time is the shape of a filter (filters.py) and the placeholders for a known column list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+import attrs
+
+from venom_mem_core.errors import VenomError
+from venom_mem_core.grants import Access
+from venom_mem_core.ports import (
+    FtsMatch,
+    MemoryFilter,
+    SessionFilter,
+    SpaceSummary,
+    StoreCounts,
+)
+from venom_mem_core.ranking import SNIPPET_BYTES, cut_utf8, fts_match_expression
+from venom_mem_core.records import Client, Memory, Session, Version
+
+from . import bm25
+from .errors import translated
+from .filters import Predicate, access_predicate, memory_predicate, session_predicate
+from .rows import (
+    CLIENT_COLUMNS,
+    MEMORY_COLUMNS,
+    SESSION_COLUMNS,
+    VERSION_COLUMNS,
+    client_from_row,
+    client_values,
+    columns,
+    memory_from_row,
+    memory_values,
+    session_from_row,
+    session_values,
+    version_from_row,
+    version_values,
+)
+
+__all__ = ["SqliteReadTx", "SqliteWriteTx"]
+
+Row = tuple[Any, ...]
+
+_MEMORY = columns(MEMORY_COLUMNS, "m")
+_SESSION = columns(SESSION_COLUMNS, "s")
+_VERSION = columns(VERSION_COLUMNS)
+_CLIENT = columns(CLIENT_COLUMNS)
+_SNIPPET = "snippet(memory_fts, 1, '', '', '…', 64)"
+_BUILTIN_BM25 = "bm25(memory_fts, {}, {}, {})".format(*bm25.WEIGHTS)
+
+
+def _placeholders(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+class SqliteReadTx:
+    """Queries over the snapshot of the connection's current transaction."""
+
+    def __init__(self, connection: apsw.Connection, path: str) -> None:
+        self._connection = connection
+        self._path = path
+
+    # -- the two doors every statement goes through -------------------------------------
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        with translated(self._path):
+            return self._connection.execute(sql, tuple(params)).fetchall()
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Execute a change and return how many rows it changed."""
+        with translated(self._path):
+            self._connection.execute(sql, tuple(params)).fetchall()
+            return self._connection.changes()
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
+
+    # -- memories ------------------------------------------------------------------------
+
+    def get_memory(self, id: int) -> Memory | None:
+        row = self._one(f"SELECT {_MEMORY} FROM memories AS m WHERE m.id = ?", (id,))
+        return memory_from_row(row) if row else None
+
+    def find_live_by_content(self, space: str, content_sha256: bytes) -> Memory | None:
+        row = self._one(
+            f"SELECT {_MEMORY} FROM memories AS m"
+            " WHERE m.space = ? AND m.content_sha256 = ? AND m.deleted IS NULL",
+            (space, content_sha256),
+        )
+        return memory_from_row(row) if row else None
+
+    def get_version(self, memory: int, revision: int) -> Version | None:
+        row = self._one(
+            f"SELECT {_VERSION} FROM memory_versions WHERE memory = ? AND revision = ?",
+            (memory, revision),
+        )
+        return version_from_row(row) if row else None
+
+    def list_versions(self, memory: int) -> list[Version]:
+        rows = self._rows(
+            f"SELECT {_VERSION} FROM memory_versions WHERE memory = ? ORDER BY revision DESC",
+            (memory,),
+        )
+        return [version_from_row(row) for row in rows]
+
+    def search_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[FtsMatch]:
+        """Filter, then rank, in one statement; see bm25.py for why ranking has two forms."""
+        if not tokens or limit <= 0 or where.access.nothing:
+            return []
+        match = fts_match_expression(tokens)
+        candidates = memory_predicate(attrs.evolve(where, include_deleted=False))
+        order_params: tuple[bytes, ...] = ()
+        if where.access.everything:
+            order = _BUILTIN_BM25
+        else:
+            readable = access_predicate(where.access, alias="m")
+            with translated(self._path):
+                stats = bm25.corpus_stats(self._connection, tokens, readable)
+            if stats.rows == 0:
+                return []
+            order, order_params = f"{bm25.RANK_FUNCTION}(memory_fts, ?)", (stats.encode(),)
+        rows = self._rows(
+            f"SELECT {_MEMORY}, {_SNIPPET}"
+            " FROM memory_fts JOIN memories AS m ON m.id = memory_fts.rowid"
+            f" WHERE memory_fts MATCH ? AND ({candidates.sql})"
+            f" ORDER BY {order}, m.id DESC LIMIT ?",
+            (match, *candidates.params, *order_params, limit),
+        )
+        matches = []
+        for row in rows:
+            memory = memory_from_row(row)
+            snippet = row[-1] or cut_utf8(memory.content, SNIPPET_BYTES)
+            matches.append(FtsMatch(memory=memory, snippet=snippet))
+        return matches
+
+    def list_memories(self, where: MemoryFilter, after: int | None, limit: int) -> list[Memory]:
+        predicate = memory_predicate(where)
+        if after is not None:
+            predicate = Predicate.all_of([predicate, Predicate("m.id < ?", (after,))])
+        rows = self._rows(
+            f"SELECT {_MEMORY} FROM memories AS m WHERE {predicate.sql} ORDER BY m.id DESC LIMIT ?",
+            (*predicate.params, limit),
+        )
+        return [memory_from_row(row) for row in rows]
+
+    def space_summaries(self, access: Access) -> list[SpaceSummary]:
+        readable = access_predicate(access, alias="m")
+        rows = self._rows(
+            "SELECT m.space, count(*), max(m.updated) FROM memories AS m"
+            f" WHERE m.deleted IS NULL AND ({readable.sql})"
+            " GROUP BY m.space ORDER BY m.space",
+            readable.params,
+        )
+        return [SpaceSummary(space=r[0], memories=r[1], updated=r[2]) for r in rows]
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def get_session(self, id: int) -> Session | None:
+        row = self._one(f"SELECT {_SESSION} FROM sessions AS s WHERE s.id = ?", (id,))
+        return session_from_row(row) if row else None
+
+    def find_session(self, harness: str, harness_session: str) -> Session | None:
+        row = self._one(
+            f"SELECT {_SESSION} FROM sessions AS s WHERE s.harness = ? AND s.harness_session = ?",
+            (harness, harness_session),
+        )
+        return session_from_row(row) if row else None
+
+    def list_sessions(self, where: SessionFilter, after: int | None, limit: int) -> list[Session]:
+        predicate = session_predicate(where)
+        if after is not None:
+            predicate = Predicate.all_of([predicate, Predicate("s.id < ?", (after,))])
+        rows = self._rows(
+            f"SELECT {_SESSION} FROM sessions AS s WHERE {predicate.sql}"
+            " ORDER BY s.id DESC LIMIT ?",
+            (*predicate.params, limit),
+        )
+        return [session_from_row(row) for row in rows]
+
+    # -- clients and meta ----------------------------------------------------------------
+
+    def get_client(self, name: str) -> Client | None:
+        row = self._one(f"SELECT {_CLIENT} FROM clients WHERE name = ?", (name,))
+        return client_from_row(row) if row else None
+
+    def get_client_by_principal(self, principal: str) -> Client | None:
+        row = self._one(f"SELECT {_CLIENT} FROM clients WHERE principal = ?", (principal,))
+        return client_from_row(row) if row else None
+
+    def list_clients(self) -> list[Client]:
+        return [client_from_row(r) for r in self._rows(f"SELECT {_CLIENT} FROM clients")]
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._one("SELECT value FROM meta WHERE key = ?", (key,))
+        return row[0] if row else None
+
+    def counts(self) -> StoreCounts:
+        row = self._one(
+            "SELECT"
+            " (SELECT count(*) FROM memories WHERE deleted IS NULL),"
+            " (SELECT count(*) FROM memories WHERE deleted IS NOT NULL),"
+            " (SELECT count(*) FROM memory_versions),"
+            " (SELECT count(*) FROM sessions),"
+            " (SELECT count(*) FROM memory_vectors),"
+            " (SELECT count(*) FROM memories AS m WHERE m.deleted IS NULL"
+            "   AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v WHERE v.memory = m.id))"
+        )
+        assert row is not None
+        memories, deleted, versions, sessions, vectors, pending = row
+        return StoreCounts(
+            memories=memories,
+            deleted=deleted,
+            versions=versions,
+            sessions=sessions,
+            vectors=vectors,
+            pending=pending,
+        )
+
+
+class SqliteWriteTx(SqliteReadTx):
+    """Changes inside the store's one IMMEDIATE write transaction."""
+
+    def _duplicate(self, error: VenomError, memory: Memory) -> VenomError:
+        """Name the live memory a unique violation collided with, as the spec's data does."""
+        other = self.find_live_by_content(memory.space, memory.content_sha256)
+        if other is not None:
+            error.data["id"] = f"m{other.id}"
+        return error
+
+    def insert_memory(self, memory: Memory) -> int:
+        try:
+            self._run(
+                f"INSERT INTO memories ({columns(MEMORY_COLUMNS[1:])})"
+                f" VALUES ({_placeholders(len(MEMORY_COLUMNS) - 1)})",
+                memory_values(memory),
+            )
+        except VenomError as error:
+            if error.code == "conflict.memory_duplicate":
+                raise self._duplicate(error, memory) from error.__cause__
+            raise
+        return self._connection.last_insert_rowid()
+
+    def replace_memory(self, memory: Memory) -> None:
+        assignments = ", ".join(f"{name} = ?" for name in MEMORY_COLUMNS[1:])
+        try:
+            changed = self._run(
+                f"UPDATE memories SET {assignments} WHERE id = ?",
+                (*memory_values(memory), memory.id),
+            )
+        except VenomError as error:
+            if error.code == "conflict.memory_duplicate":
+                raise self._duplicate(error, memory) from error.__cause__
+            raise
+        if not changed:
+            raise VenomError.not_found("memory", f"memory m{memory.id} does not exist")
+
+    def delete_memory(self, id: int) -> None:
+        self._run("DELETE FROM memories WHERE id = ?", (id,))
+
+    def insert_version(self, version: Version) -> None:
+        self._run(
+            f"INSERT INTO memory_versions ({_VERSION})"
+            f" VALUES ({_placeholders(len(VERSION_COLUMNS))})",
+            version_values(version),
+        )
+
+    def prune_versions(self, memory: int, keep: int) -> None:
+        self._run(
+            "DELETE FROM memory_versions WHERE memory = ? AND revision NOT IN"
+            " (SELECT revision FROM memory_versions WHERE memory = ?"
+            "  ORDER BY revision DESC LIMIT ?)",
+            (memory, memory, max(keep, 0)),
+        )
+
+    def expired_tombstones(self, deleted_before: str) -> list[Memory]:
+        rows = self._rows(
+            f"SELECT {_MEMORY} FROM memories AS m"
+            " WHERE m.deleted IS NOT NULL AND m.deleted < ? ORDER BY m.id",
+            (deleted_before,),
+        )
+        return [memory_from_row(row) for row in rows]
+
+    def insert_session(self, session: Session) -> int:
+        self._run(
+            f"INSERT INTO sessions ({columns(SESSION_COLUMNS[1:])})"
+            f" VALUES ({_placeholders(len(SESSION_COLUMNS) - 1)})",
+            session_values(session),
+        )
+        return self._connection.last_insert_rowid()
+
+    def replace_session(self, session: Session) -> None:
+        assignments = ", ".join(f"{name} = ?" for name in SESSION_COLUMNS[1:])
+        changed = self._run(
+            f"UPDATE sessions SET {assignments} WHERE id = ?",
+            (*session_values(session), session.id),
+        )
+        if not changed:
+            raise VenomError.not_found("session", f"session s{session.id} does not exist")
+
+    def delete_session(self, id: int) -> None:
+        # ON DELETE SET NULL clears children's parent and memories' session.
+        self._run("DELETE FROM sessions WHERE id = ?", (id,))
+
+    def insert_client(self, client: Client) -> None:
+        self._run(
+            f"INSERT INTO clients ({_CLIENT}) VALUES ({_placeholders(len(CLIENT_COLUMNS))})",
+            client_values(client),
+        )
+
+    def delete_client(self, name: str) -> None:
+        self._run("DELETE FROM clients WHERE name = ?", (name,))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._run(
+            "INSERT INTO meta (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )

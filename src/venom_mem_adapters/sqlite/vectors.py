@@ -1,0 +1,313 @@
+"""The ``memory_vectors`` table: encoding, the pending set, and the statements the embedding
+service runs (RFC-0020 sections 5 and 6).
+
+A vector is stored little-endian float32, normalized to length 1, with its model's name. A
+memory is *pending* when it is live, a provider is on, and it has no row here. The schema's
+``memories_vector_stale`` trigger deletes the row when the title or content changes or the
+memory is deleted, and the foreign key's cascade deletes it on purge; so this module never
+has to notice those, and writing a vector only checks that the text it was computed from is
+still the memory's text (:func:`upsert_vector`).
+
+Every function takes the apsw connection and runs inside whatever transaction its caller
+opened: the writer's IMMEDIATE transaction for changes, a reader's snapshot for queries. They
+translate apsw errors like the rest of the store (:func:`translated`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+from .errors import translated
+
+__all__ = [
+    "EMBEDDING_DTYPE",
+    "MemoryFacets",
+    "PendingText",
+    "StoredVector",
+    "VectorRows",
+    "count_pending",
+    "count_pending_before",
+    "count_vectors",
+    "decode_vector",
+    "delete_stale_vectors",
+    "encode_vector",
+    "has_vector",
+    "load_vectors",
+    "pending_memories",
+    "stored_vector",
+    "unit_vector",
+    "upsert_vector",
+]
+
+EMBEDDING_DTYPE = np.dtype("<f4")
+
+_PENDING = (
+    "m.deleted IS NULL"
+    " AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v WHERE v.memory = m.id)"
+)
+
+
+def unit_vector(vector: Sequence[float] | npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    """``vector`` scaled to length 1, in float64. A zero or non-finite vector is ValueError."""
+    array = np.asarray(vector, dtype=np.float64).reshape(-1)
+    norm = float(np.linalg.norm(array))
+    if not np.isfinite(norm) or norm == 0.0:
+        raise ValueError("a vector must be finite and nonzero to normalize")
+    return array / norm
+
+
+def encode_vector(vector: Sequence[float] | npt.NDArray[Any]) -> bytes:
+    """The stored form: normalized to length 1, then little-endian float32."""
+    return unit_vector(vector).astype(EMBEDDING_DTYPE).tobytes()
+
+
+def decode_vector(blob: bytes, dimensions: int) -> npt.NDArray[np.float32]:
+    if len(blob) != dimensions * EMBEDDING_DTYPE.itemsize:
+        raise ValueError(f"a stored vector of {len(blob)} bytes is not {dimensions} float32")
+    return np.frombuffer(blob, dtype=EMBEDDING_DTYPE).astype(np.float32)
+
+
+@attrs.frozen(kw_only=True)
+class MemoryFacets:
+    """What the vector index filters on: the columns a MemoryFilter reads."""
+
+    space: str
+    author: str
+    kind: str
+    tags: tuple[str, ...]
+    session: int | None
+
+
+@attrs.frozen(kw_only=True)
+class PendingText:
+    """A pending memory's text, and the fingerprint :func:`upsert_vector` checks it against."""
+
+    id: int
+    title: str
+    content: str
+    content_sha256: bytes
+
+
+@attrs.frozen(kw_only=True)
+class StoredVector:
+    """One live memory's stored vector of a model, with its facets."""
+
+    id: int
+    vector: npt.NDArray[np.float32]
+    facets: MemoryFacets
+
+
+@attrs.frozen(kw_only=True)
+class VectorRows:
+    """Every live vector of one model, column by column, ready for the index to adopt.
+
+    ``matrix`` has at least ``len(ids)`` rows; the first ``len(ids)`` hold the vectors in the
+    order of ``ids`` and the rest are spare capacity, allocated but never written (so not
+    resident). The other columns have one entry per ID.
+    """
+
+    ids: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+    spaces: list[str]
+    authors: list[str]
+    kinds: list[str]
+    tags: list[str]
+    sessions: list[int | None]
+
+
+def _split_tags(tags: str) -> tuple[str, ...]:
+    return tuple(tags.split()) if tags else ()
+
+
+def _path(connection: apsw.Connection) -> str:
+    return str(connection.filename)
+
+
+# -- queries -------------------------------------------------------------------------------
+
+
+def load_vectors(
+    connection: apsw.Connection, model: str, dimensions: int, *, spare_rows: int = 0
+) -> VectorRows:
+    """Read every live memory's vector of ``model`` with its facets, in one pass.
+
+    Blobs are copied straight into one preallocated float32 matrix; a blob of the wrong
+    length (there should be none after :func:`delete_stale_vectors`) is skipped.
+    """
+    row_bytes = dimensions * EMBEDDING_DTYPE.itemsize
+    with translated(_path(connection)):
+        (upper,) = connection.execute(
+            "SELECT count(*) FROM memory_vectors WHERE model = ?", (model,)
+        ).fetchall()[0]
+        matrix = np.empty((upper + max(spare_rows, 0), dimensions), dtype=EMBEDDING_DTYPE)
+        raw = memoryview(matrix).cast("B")
+        ids: list[int] = []
+        spaces: list[str] = []
+        authors: list[str] = []
+        kinds: list[str] = []
+        tags: list[str] = []
+        sessions: list[int | None] = []
+        cursor = connection.execute(
+            "SELECT v.memory, v.embedding, m.space, m.principal, m.kind, m.tags, m.session"
+            " FROM memory_vectors AS v JOIN memories AS m ON m.id = v.memory"
+            " WHERE v.model = ? AND m.deleted IS NULL AND length(v.embedding) = ?",
+            (model, row_bytes),
+        )
+        for memory, blob, space, principal, kind, tag_text, session in cursor:
+            row = len(ids)
+            if row >= upper or len(blob) != row_bytes:
+                continue  # the count is from the same snapshot; this is belt and braces
+            raw[row * row_bytes : (row + 1) * row_bytes] = blob
+            ids.append(memory)
+            spaces.append(space)
+            authors.append(principal)
+            kinds.append(kind)
+            tags.append(tag_text)
+            sessions.append(session)
+    return VectorRows(
+        ids=np.asarray(ids, dtype=np.int64),
+        # A no-op view on little-endian machines; a converting copy on the others.
+        matrix=matrix if matrix.dtype == np.float32 else matrix.astype(np.float32),
+        spaces=spaces,
+        authors=authors,
+        kinds=kinds,
+        tags=tags,
+        sessions=sessions,
+    )
+
+
+def stored_vector(
+    connection: apsw.Connection, memory: int, model: str, dimensions: int
+) -> StoredVector | None:
+    """The memory's vector of ``model`` with its facets, if it is live and has one."""
+    with translated(_path(connection)):
+        rows = connection.execute(
+            "SELECT v.embedding, m.space, m.principal, m.kind, m.tags, m.session"
+            " FROM memory_vectors AS v JOIN memories AS m ON m.id = v.memory"
+            " WHERE v.memory = ? AND v.model = ? AND m.deleted IS NULL",
+            (memory, model),
+        ).fetchall()
+    if not rows:
+        return None
+    blob, space, principal, kind, tag_text, session = rows[0]
+    try:
+        vector = decode_vector(blob, dimensions)
+    except ValueError:
+        return None
+    facets = MemoryFacets(
+        space=space, author=principal, kind=kind, tags=_split_tags(tag_text), session=session
+    )
+    return StoredVector(id=memory, vector=vector, facets=facets)
+
+
+def pending_memories(connection: apsw.Connection, *, limit: int) -> list[PendingText]:
+    """Up to ``limit`` pending memories, newest first, so a new memory is embedded soon
+    even behind a backlog."""
+    with translated(_path(connection)):
+        rows = connection.execute(
+            "SELECT m.id, m.title, m.content, m.content_sha256 FROM memories AS m"
+            f" WHERE {_PENDING} ORDER BY m.id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+    return [
+        PendingText(id=id_, title=title, content=content, content_sha256=bytes(digest))
+        for id_, title, content, digest in rows
+    ]
+
+
+def count_pending(connection: apsw.Connection) -> int:
+    with translated(_path(connection)):
+        rows = connection.execute(f"SELECT count(*) FROM memories AS m WHERE {_PENDING}")
+        return int(rows.fetchall()[0][0])
+
+
+def count_pending_before(connection: apsw.Connection, updated_before: str) -> int:
+    """Pending memories last changed before the timestamp (RFC 3339, compared as text)."""
+    with translated(_path(connection)):
+        rows = connection.execute(
+            f"SELECT count(*) FROM memories AS m WHERE {_PENDING} AND m.updated < ?",
+            (updated_before,),
+        )
+        return int(rows.fetchall()[0][0])
+
+
+def count_vectors(connection: apsw.Connection, model: str | None = None) -> int:
+    with translated(_path(connection)):
+        if model is None:
+            rows = connection.execute("SELECT count(*) FROM memory_vectors")
+        else:
+            rows = connection.execute(
+                "SELECT count(*) FROM memory_vectors WHERE model = ?", (model,)
+            )
+        return int(rows.fetchall()[0][0])
+
+
+def has_vector(connection: apsw.Connection, memory: int, model: str | None = None) -> bool:
+    """True when the memory has a stored vector (of ``model``, when given)."""
+    with translated(_path(connection)):
+        if model is None:
+            rows = connection.execute(
+                "SELECT 1 FROM memory_vectors WHERE memory = ?", (memory,)
+            ).fetchall()
+        else:
+            rows = connection.execute(
+                "SELECT 1 FROM memory_vectors WHERE memory = ? AND model = ?", (memory, model)
+            ).fetchall()
+    return bool(rows)
+
+
+# -- changes (inside the writer's transaction) ---------------------------------------------
+
+
+def delete_stale_vectors(connection: apsw.Connection, model: str, dimensions: int) -> int:
+    """At serve: delete every vector of another model, or of the wrong length for this one.
+
+    Their memories become pending, and the worker embeds them again with the configured
+    model. Returns how many rows were deleted.
+    """
+    with translated(_path(connection)):
+        connection.execute(
+            "DELETE FROM memory_vectors WHERE model <> ? OR length(embedding) <> ?",
+            (model, dimensions * EMBEDDING_DTYPE.itemsize),
+        ).fetchall()
+        return int(connection.changes())
+
+
+def upsert_vector(
+    connection: apsw.Connection,
+    pending: PendingText,
+    model: str,
+    vector: Sequence[float] | npt.NDArray[Any],
+) -> MemoryFacets | None:
+    """Store the vector computed from ``pending``'s text, if that is still the memory's text.
+
+    The memory may have changed or gone while its text was being embedded; then nothing is
+    stored (it stays pending if it is live) and ``None`` is returned. Otherwise the vector is
+    stored normalized, replacing any earlier one, and the memory's facets are returned for
+    the index. A zero or non-finite vector is ValueError.
+    """
+    blob = encode_vector(vector)
+    with translated(_path(connection)):
+        rows = connection.execute(
+            "SELECT space, principal, kind, tags, session FROM memories"
+            " WHERE id = ? AND deleted IS NULL AND title = ? AND content_sha256 = ?",
+            (pending.id, pending.title, pending.content_sha256),
+        ).fetchall()
+        if not rows:
+            return None
+        connection.execute(
+            "INSERT INTO memory_vectors (memory, model, embedding) VALUES (?, ?, ?)"
+            " ON CONFLICT (memory) DO UPDATE"
+            " SET model = excluded.model, embedding = excluded.embedding",
+            (pending.id, model, blob),
+        ).fetchall()
+    space, principal, kind, tag_text, session = rows[0]
+    return MemoryFacets(
+        space=space, author=principal, kind=kind, tags=_split_tags(tag_text), session=session
+    )

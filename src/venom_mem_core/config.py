@@ -1,0 +1,518 @@
+"""The validated configuration (RFC-0020 sections 5 and 11), as frozen records. No file I/O.
+
+:meth:`Config.from_mapping` is the one way in from parsed text: it rejects unknown keys,
+wrong types and out-of-range values with ``invalid_params.config`` (``data.key`` is the
+dotted key; with a filename and the parser's lines, the message starts ``<file>:<line>:``).
+A refused ``embeddings.base_url`` is ``invalid_params.embeddings_url`` with
+``data.param = "embeddings.base_url"``.
+
+``embeddings.api_key`` is a secret: it is left out of ``repr``, shown as ``"<secret>"`` by
+:meth:`Config.get` and :meth:`Config.to_json`, and never quoted in an error message.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit
+
+import attrs
+
+from .errors import VenomError
+from .grants import parse_grants
+from .records import Grant
+from .usecases.app import MemorySettings
+
+__all__ = [
+    "CONFIG_KEYS",
+    "RESTART_KEYS",
+    "SECRET_MASK",
+    "Config",
+    "DaemonConfig",
+    "EmbeddingsConfig",
+    "GrantsConfig",
+    "MemoryConfig",
+    "SearchConfig",
+    "StoreConfig",
+    "check_embeddings_url",
+    "is_loopback_url",
+    "restart_required",
+]
+
+SECRET_MASK = "<secret>"
+MAX_TOKEN_TTL = 86_400
+MAX_CONTENT_BYTES = 262_144
+_SPEC = "venom_mem.spec"
+
+Startup = Literal["on-demand", "explicit"]
+Provider = Literal["off", "http"]
+
+
+class _Invalid(VenomError):
+    """A validation failure about one dotted key, before the file and line are known.
+
+    It is a :class:`VenomError`, so building a record directly fails with a proper code;
+    :meth:`Config.from_mapping` re-raises it with the location.
+    """
+
+    def __init__(
+        self,
+        key: str,
+        what: str,
+        *,
+        code: str = "invalid_params.config",
+        at: str | None = None,
+        near: tuple[str, ...] = (),
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
+        """The line named is that of ``at`` (a more precise path, such as a tuple item),
+        else ``key``, else one of ``near``, else the nearest parent that has a line."""
+        message = f"{key} {what}" if key else what
+        super().__init__(code, message, {**(data or {}), "key": key})
+        self.key = key
+        self.at = at
+        self.near = near
+
+    def located(self, filename: str | None, lines: Mapping[str, int]) -> VenomError:
+        line = None
+        at = () if self.at is None else (self.at,)
+        for key in (*at, self.key, *self.near, *_ancestors(self.key)):
+            if key in lines:
+                line = lines[key]
+                break
+        data: dict[str, Any] = dict(self.data)
+        prefix = ""
+        if filename is not None:
+            data["file"] = filename
+            prefix = f"{filename}: "
+            if line is not None:
+                data["line"] = line
+                prefix = f"{filename}:{line}: "
+        return VenomError(self.code, prefix + self.message, data)
+
+
+def _ancestors(key: str) -> Iterable[str]:
+    parts = key.split(".")
+    for n in range(len(parts) - 1, 0, -1):
+        yield ".".join(parts[:n])
+    yield ""
+
+
+# -- leaf fields -----------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class _Spec:
+    """What a leaf accepts: its kind, and a range or a set of choices."""
+
+    kind: Literal["int", "float", "str", "grants"]
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+    secret: bool = False
+
+    def describe_range(self) -> str:
+        return f"must be {_num(self.lo)} to {_num(self.hi)}"
+
+
+def _num(value: float | None) -> str:
+    return str(int(value)) if value is not None and value == int(value) else str(value)
+
+
+def _check_leaf(inst: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """attrs validator for every leaf: type, range and choices from the field's spec."""
+    spec: _Spec = attribute.metadata[_SPEC]
+    key = f"{type(inst).SECTION}.{attribute.name}"  # type: ignore[attr-defined]
+    if spec.kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise _Invalid(key, "must be an integer")
+    elif spec.kind == "float":
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise _Invalid(key, "must be a number")
+    elif spec.kind == "str":
+        if not isinstance(value, str):
+            raise _Invalid(key, "must be a string")
+        if spec.choices and value not in spec.choices:
+            raise _Invalid(key, "must be one of " + ", ".join(f'"{c}"' for c in spec.choices))
+    elif not (isinstance(value, tuple) and all(isinstance(g, Grant) for g in value)):
+        raise _Invalid(key, "must be a tuple of grants")
+    if spec.lo is not None and spec.hi is not None and not spec.lo <= value <= spec.hi:
+        raise _Invalid(key, spec.describe_range())
+
+
+def _as_float(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _leaf(
+    default: Any,
+    kind: Literal["int", "float", "str", "grants"],
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    choices: tuple[str, ...] = (),
+    secret: bool = False,
+) -> Any:
+    spec = _Spec(kind=kind, lo=lo, hi=hi, choices=choices, secret=secret)
+    converter: Callable[[Any], Any] | None = _as_float if kind == "float" else None
+    return attrs.field(
+        default=default,
+        validator=_check_leaf,
+        converter=converter,
+        repr=not secret,
+        metadata={_SPEC: spec},
+    )
+
+
+# -- sections --------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class StoreConfig:
+    SECTION: ClassVar[str] = "store"
+    path: str = _leaf("", "str")
+
+
+@attrs.frozen(kw_only=True)
+class DaemonConfig:
+    SECTION: ClassVar[str] = "daemon"
+    # RUF009: _leaf returns an attrs field (like attrs.field), not a shared default value.
+    startup: Startup = _leaf("on-demand", "str", choices=("on-demand", "explicit"))  # noqa: RUF009
+    startup_timeout_ms: int = _leaf(5000, "int", lo=1, hi=600_000)
+    idle_timeout_ms: int = _leaf(300_000, "int", lo=1000, hi=86_400_000)
+
+
+@attrs.frozen(kw_only=True)
+class MemoryConfig:
+    SECTION: ClassVar[str] = "memory"
+    max_content_bytes: int = _leaf(65536, "int", lo=1, hi=MAX_CONTENT_BYTES)
+    max_versions: int = _leaf(20, "int", lo=1, hi=1000)
+    tombstone_days: int = _leaf(30, "int", lo=1, hi=36_500)
+
+
+@attrs.frozen(kw_only=True)
+class SearchConfig:
+    SECTION: ClassVar[str] = "search"
+    min_similarity: float = _leaf(0.0, "float", lo=-1.0, hi=1.0)
+
+
+@attrs.frozen(kw_only=True)
+class EmbeddingsConfig:
+    """Off by default. ``provider = "http"`` needs base_url, model and dimensions >= 1."""
+
+    SECTION: ClassVar[str] = "embeddings"
+    provider: Provider = _leaf("off", "str", choices=("off", "http"))  # noqa: RUF009 (as above)
+    base_url: str = _leaf("", "str")
+    model: str = _leaf("", "str")
+    dimensions: int = _leaf(0, "int", lo=0, hi=65_536)
+    api_key: str = _leaf("", "str", secret=True)
+    max_input_bytes: int = _leaf(32768, "int", lo=1, hi=1_048_576)
+    query_timeout_ms: int = _leaf(2000, "int", lo=1, hi=600_000)
+    batch_timeout_ms: int = _leaf(30000, "int", lo=1, hi=3_600_000)
+    warn_vectors: int = _leaf(100_000, "int", lo=1, hi=10**12)
+
+    def __attrs_post_init__(self) -> None:
+        if self.base_url:
+            problem = _url_problem(self.base_url)
+            if problem is not None:
+                raise _Invalid(
+                    "embeddings.base_url",
+                    problem,
+                    code="invalid_params.embeddings_url",
+                    data={"param": "embeddings.base_url"},
+                )
+        if self.provider != "http":
+            return
+        near = ("embeddings.provider",)
+        if not self.base_url:
+            raise _Invalid("embeddings.base_url", 'must be set when provider is "http"', near=near)
+        if not self.model:
+            raise _Invalid("embeddings.model", 'must be set when provider is "http"', near=near)
+        if self.dimensions < 1:
+            raise _Invalid(
+                "embeddings.dimensions", 'must be at least 1 when provider is "http"', near=near
+            )
+
+
+@attrs.frozen(kw_only=True)
+class GrantsConfig:
+    """Rights of the ``unknown`` principal, and the longest life of a ``grant.issue`` token."""
+
+    SECTION: ClassVar[str] = "grants"
+    unknown: tuple[Grant, ...] = _leaf((Grant(right="read", scope="*"),), "grants")
+    max_token_ttl: int = _leaf(MAX_TOKEN_TTL, "int", lo=1, hi=MAX_TOKEN_TTL)
+
+
+_SECTIONS: Mapping[str, type[Any]] = {
+    "store": StoreConfig,
+    "daemon": DaemonConfig,
+    "memory": MemoryConfig,
+    "search": SearchConfig,
+    "embeddings": EmbeddingsConfig,
+    "grants": GrantsConfig,
+}
+
+
+def _leaves(section: str) -> dict[str, _Spec]:
+    return {a.name: a.metadata[_SPEC] for a in attrs.fields(_SECTIONS[section])}
+
+
+CONFIG_KEYS: tuple[str, ...] = tuple(f"{s}.{leaf}" for s in _SECTIONS for leaf in _leaves(s))
+RESTART_KEYS: frozenset[str] = frozenset(
+    {
+        "store.path",
+        "daemon.startup",
+        "daemon.startup_timeout_ms",
+        "daemon.idle_timeout_ms",
+        "embeddings.provider",
+        "embeddings.base_url",
+        "embeddings.model",
+        "embeddings.dimensions",
+        "embeddings.api_key",
+    }
+)
+
+
+def restart_required(key: str) -> bool:
+    """True when a change to ``key`` (a leaf, a section, or ``""`` for all) needs a restart."""
+    if key in RESTART_KEYS:
+        return True
+    return any(k.startswith(key + ".") for k in RESTART_KEYS) or key == ""
+
+
+def _split_key(key: str, *, param: str | None = None) -> tuple[str, str | None]:
+    """``"memory.max_versions"`` -> ``("memory", "max_versions")``; a section -> ``(s, None)``.
+
+    An unknown key is ``invalid_params.config``; ``param`` names the caller's parameter.
+    """
+    section, dot, leaf = key.partition(".")
+    if section not in _SECTIONS:
+        known = f"the sections are {', '.join(_SECTIONS)}"
+    elif dot and leaf not in _leaves(section):
+        known = f"{section} has {', '.join(_leaves(section))}"
+    else:
+        return section, leaf if dot else None
+    data = {"param": param} if param else None
+    raise _Invalid(key, f"is an unknown key ({known})", data=data)
+
+
+# -- the config ------------------------------------------------------------------------------
+
+
+def _structure_leaf(key: str, spec: _Spec, value: Any) -> Any:
+    """Turn a parsed value into what the record holds; the validators check the rest."""
+    if spec.kind != "grants":
+        return value
+    if isinstance(value, Mapping) and not value:
+        return ()  # .{} is an empty tuple here
+    if not isinstance(value, list | tuple):
+        raise _Invalid(key, 'must be a tuple of grants .{ .{ .right = "read", .scope = "*" } }')
+    grants: list[Grant] = []
+    for i, item in enumerate(value):
+        try:
+            grants.extend(parse_grants([item], param=key))
+        except VenomError as err:
+            at = f"{key}.{i}"
+            raise _Invalid(key, f"item {i + 1} is a bad grant: {err.message}", at=at) from None
+    return tuple(grants)
+
+
+def _leaf_json(spec: _Spec, value: Any, *, reveal: bool) -> Any:
+    if spec.kind == "grants":
+        return [{"right": g.right, "scope": g.scope} for g in value]
+    if spec.secret and value and not reveal:
+        return SECRET_MASK
+    return value
+
+
+@attrs.frozen(kw_only=True)
+class Config:
+    """The whole configuration. Build it with :meth:`from_mapping` or :meth:`defaults`."""
+
+    store: StoreConfig = attrs.field(
+        factory=StoreConfig, validator=attrs.validators.instance_of(StoreConfig)
+    )
+    daemon: DaemonConfig = attrs.field(
+        factory=DaemonConfig, validator=attrs.validators.instance_of(DaemonConfig)
+    )
+    memory: MemoryConfig = attrs.field(
+        factory=MemoryConfig, validator=attrs.validators.instance_of(MemoryConfig)
+    )
+    search: SearchConfig = attrs.field(
+        factory=SearchConfig, validator=attrs.validators.instance_of(SearchConfig)
+    )
+    embeddings: EmbeddingsConfig = attrs.field(
+        factory=EmbeddingsConfig, validator=attrs.validators.instance_of(EmbeddingsConfig)
+    )
+    grants: GrantsConfig = attrs.field(
+        factory=GrantsConfig, validator=attrs.validators.instance_of(GrantsConfig)
+    )
+
+    @classmethod
+    def defaults(cls) -> Config:
+        """Section 11's defaults, with RFC-0005's grants defaults."""
+        return cls()
+
+    @classmethod
+    def from_mapping(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        lines: Mapping[str, int] | None = None,
+        filename: str | None = None,
+    ) -> Config:
+        """Validate parsed config text; a missing key takes its default.
+
+        ``lines`` maps dotted keys to the line they were read from (``""`` is the whole
+        document); with ``filename`` every error message starts ``<file>:<line>:``.
+        """
+        try:
+            return cls._build(data)
+        except _Invalid as err:
+            raise err.located(filename, lines or {}) from None
+
+    @classmethod
+    def _build(cls, data: Any) -> Config:
+        if isinstance(data, list | tuple) and not data:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise _Invalid("", "the config must be a struct .{ .section = .{ ... }, ... }")
+        for name in data:
+            _split_key(str(name))
+        sections: dict[str, Any] = {}
+        for name, section_cls in _SECTIONS.items():
+            raw = data.get(name, {})
+            if isinstance(raw, list | tuple) and not raw:
+                raw = {}
+            if not isinstance(raw, Mapping):
+                raise _Invalid(name, "must be a struct .{ .key = value, ... }")
+            specs = _leaves(name)
+            kwargs: dict[str, Any] = {}
+            for leaf, value in raw.items():
+                key = f"{name}.{leaf}"
+                _split_key(key)
+                kwargs[str(leaf)] = _structure_leaf(key, specs[leaf], value)
+            sections[name] = section_cls(**kwargs)
+        return cls(**sections)
+
+    def _mapping(self, *, reveal: bool) -> dict[str, dict[str, Any]]:
+        result: dict[str, dict[str, Any]] = {}
+        for name in _SECTIONS:
+            section = getattr(self, name)
+            result[name] = {
+                leaf: _leaf_json(spec, getattr(section, leaf), reveal=reveal)
+                for leaf, spec in _leaves(name).items()
+            }
+        return result
+
+    def to_json(self) -> dict[str, dict[str, Any]]:
+        """Every section as JSON-ready values; a nonempty secret is ``"<secret>"``."""
+        return self._mapping(reveal=False)
+
+    def get(self, key: str | None = None) -> Any:
+        """One key, one section, or (no key) everything, JSON-ready and secrets masked."""
+        data = self.to_json()
+        if not key:
+            return data
+        section, leaf = _split_key(key, param="key")
+        return data[section] if leaf is None else data[section][leaf]
+
+    def with_value(self, key: str, value: Any) -> Config:
+        """A copy with one leaf changed, validated like a file (``config set``)."""
+        section, leaf = _split_key(key, param="key")
+        if leaf is None:
+            raise _Invalid(key, "is a section; set one of its keys", data={"param": "key"})
+        data = self._mapping(reveal=True)
+        data[section][leaf] = value
+        return Config.from_mapping(data)
+
+    def diff(self, other: Config) -> list[str]:
+        """The leaf keys whose values differ between two configs, in file order."""
+        return [key for key in CONFIG_KEYS if _value(self, key) != _value(other, key)]
+
+    def reloaded(self, new: Config) -> tuple[Config, list[str]]:
+        """What a reload applies: ``new``, but keeping this config's value of every restart
+        key; and the changed keys that wait for a restart."""
+        pending = [key for key in self.diff(new) if key in RESTART_KEYS]
+        overrides: dict[str, dict[str, Any]] = {}
+        for key in RESTART_KEYS:
+            section, leaf = key.split(".")
+            overrides.setdefault(section, {})[leaf] = _value(self, key)
+        effective = attrs.evolve(
+            new,
+            **{name: attrs.evolve(getattr(new, name), **kw) for name, kw in overrides.items()},
+        )
+        return effective, pending
+
+    def memory_settings(self) -> MemorySettings:
+        return MemorySettings(
+            max_content_bytes=self.memory.max_content_bytes,
+            max_versions=self.memory.max_versions,
+            tombstone_days=self.memory.tombstone_days,
+            min_similarity=self.search.min_similarity,
+        )
+
+
+def _value(config: Config, key: str) -> Any:
+    section, leaf = key.split(".")
+    return getattr(getattr(config, section), leaf)
+
+
+# -- embeddings URL --------------------------------------------------------------------------
+
+
+def _loopback_host(host: str) -> bool:
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv4Address):
+        return address in ipaddress.IPv4Network("127.0.0.0/8")
+    return address == ipaddress.IPv6Address("::1")
+
+
+def _url_problem(url: str) -> str | None:
+    """Why ``url`` can't be an embeddings base URL, or None. Never quotes credentials."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "must not contain spaces or control characters"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "is not a valid URL"
+    del port
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        return "must be an https:// URL, or http:// to a loopback host"
+    if parts.username is not None or parts.password is not None:
+        return "must not carry credentials; put the key in embeddings.api_key"
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        return "must not have a query or fragment"
+    if parts.scheme == "http" and not _loopback_host(parts.hostname):
+        return (
+            "must be https, or http only for a loopback host (127.0.0.0/8, ::1, localhost); "
+            f"{parts.hostname} is not loopback"
+        )
+    return None
+
+
+def check_embeddings_url(url: str) -> None:
+    """Raise ``invalid_params.embeddings_url`` unless ``url`` is https, or http to loopback."""
+    problem = _url_problem(url)
+    if problem is not None:
+        raise VenomError.param(
+            "embeddings_url", "embeddings.base_url", f"embeddings.base_url {problem}"
+        )
+
+
+def is_loopback_url(url: str) -> bool:
+    """True when the URL's host is loopback, so memory text stays on this machine (doctor)."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return False
+    return host is not None and _loopback_host(host)

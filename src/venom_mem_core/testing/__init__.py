@@ -1,0 +1,25 @@
+"""Test support that ships with the core, so any store can prove it keeps the contract.
+
+:class:`StoreContract` is a pytest suite for the :class:`~venom_mem_core.ports.Store` port,
+in the manner of zarr's ``StoreTests``: subclass it as ``class TestMyStore(StoreContract)``
+and provide one fixture, ``store_factory``, a callable returning a fresh, empty store each
+time it is called (the suite needs two stores for one test, MEM-06). Close what it opened when
+the fixture tears down; :func:`opened_stores` does that for you::
+
+    class TestInMemoryStore(StoreContract):
+        @pytest.fixture
+        def store_factory(self) -> Iterator[StoreFactory]:
+            with opened_stores(InMemoryStore) as factory:
+                yield factory
+
+Importing this package imports pytest; nothing else in the core does.
+"""
+
+from __future__ import annotations
+
+from .store_contract import Env as Env
+from .store_contract import StoreContract as StoreContract
+from .store_contract import StoreFactory as StoreFactory
+from .store_contract import opened_stores as opened_stores
+
+__all__ = ["Env", "StoreContract", "StoreFactory", "opened_stores"]

@@ -1,0 +1,152 @@
+"""The wire protocol with a raw socket: framing, hello, bad input, and a daemon that keeps
+serving everyone else whatever one connection sends."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import time
+from typing import Any
+
+import pytest
+
+from tests.support.daemon_env import World
+
+
+class Raw:
+    def __init__(self, world: World) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(10)
+        self.sock.connect(str(world.socket))
+        self.file = self.sock.makefile("rb")
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def request(self, obj: Any) -> None:
+        self.send(json.dumps(obj).encode() + b"\n")
+
+    def reply(self) -> Any:
+        line = self.file.readline()
+        return json.loads(line) if line else None
+
+    def close(self) -> None:
+        self.file.close()
+        self.sock.close()
+
+
+@pytest.fixture
+def started(world: World) -> World:
+    world.write_config(".{ .daemon = .{ .idle_timeout_ms = 60000 } }")
+    assert world.ok("whoami")["principal"] == "unknown"
+    return world
+
+
+def still_serving(world: World) -> None:
+    raw = Raw(world)
+    raw.request({"id": 1, "verb": "hello", "params": {}})
+    assert raw.reply()["ok"]["principal"] == "unknown"
+    raw.request({"id": 2, "verb": "ping", "params": {}})
+    assert raw.reply()["ok"]["pong"] is True
+    raw.close()
+
+
+def test_hello_then_verbs(started: World) -> None:
+    raw = Raw(started)
+    raw.request({"id": 1, "verb": "memory.list", "params": {}})
+    assert raw.reply()["error"]["code"] == "denied.hello"
+    raw.request({"id": 1, "verb": "hello", "params": {"client": "test"}})
+    ok = raw.reply()
+    assert ok["id"] == 1
+    assert set(ok["ok"]) == {"principal", "server", "version", "source"}
+    assert ok["ok"]["server"] == "venom-mem"
+    raw.request({"id": 2, "verb": "memory.add", "params": {"space": "user", "content": "x"}})
+    assert raw.reply()["error"]["code"] == "denied.write"
+    raw.close()
+
+
+def test_pipelined_requests_keep_their_ids(started: World) -> None:
+    raw = Raw(started)
+    frames = [{"id": 1, "verb": "hello", "params": {}}]
+    frames += [{"id": f"r{n}", "verb": "ping", "params": {}} for n in range(50)]
+    raw.send(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
+    replies = [raw.reply() for _ in frames]
+    assert {r["id"] for r in replies} == {1} | {f"r{n}" for n in range(50)}
+    raw.close()
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        (b"not json\n", "invalid_params.frame"),
+        (b"[" * 100_000 + b"\n", "invalid_params.frame"),
+        (b'{"id": 1, "verb": "hello", "params": {}, "x": 1}\n', "invalid_params.frame"),
+    ],
+)
+def test_bad_frames(started: World, frame: bytes, code: str) -> None:
+    raw = Raw(started)
+    raw.send(frame)
+    reply = raw.reply()
+    assert reply["error"]["code"] == code
+    raw.close()
+    still_serving(started)
+
+
+def test_oversized_frame_closes_the_connection(started: World) -> None:
+    raw = Raw(started)
+    raw.request({"id": 1, "verb": "hello", "params": {}})
+    raw.reply()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        raw.send(b'{"id":2,"verb":"ping","params":{"pad":"' + b"a" * 1_100_000 + b'"}}\n')
+    reply = raw.reply()
+    assert reply == {
+        "id": None,
+        "error": {
+            "code": "invalid_params.frame",
+            "message": "a frame is at most 1 MiB",
+            "data": {"param": "frame"},
+        },
+    }
+    assert raw.reply() is None  # closed
+    raw.close()
+    still_serving(started)
+
+
+def test_unknown_verb_and_bad_params(started: World) -> None:
+    raw = Raw(started)
+    raw.request({"id": 1, "verb": "hello", "params": {}})
+    raw.reply()
+    cases = [
+        ({"verb": "memory.fly", "params": {}}, "unsupported.verb", None),
+        ({"verb": "memory.search", "params": {"query": 5}}, "invalid_params.type", "query"),
+        ({"verb": "memory.search", "params": {"query": "x", "limit": 101}},
+         "invalid_params.range", "limit"),
+        ({"verb": "memory.search", "params": {"query": "x", "bogus": 1}},
+         "invalid_params.unknown", "bogus"),
+        ({"verb": "memory.get", "params": {}}, "invalid_params.missing", "id"),
+        ({"verb": "memory.get", "params": {"id": "q1"}}, "invalid_params.type", "id"),
+        ({"verb": "memory.search", "params": {"query": "x\ud800"}}, "invalid_params.type", "query"),
+        ({"verb": "memory.search", "params": "nope"}, "invalid_params.type", "params"),
+    ]  # fmt: skip
+    for n, (req, code, param) in enumerate(cases, start=2):
+        raw.request({"id": n, **req})
+        reply = raw.reply()
+        assert reply["id"] == n
+        assert reply["error"]["code"] == code, (req, reply)
+        if param is not None:
+            assert reply["error"]["data"]["param"] == param
+    raw.close()
+
+
+def test_disconnect_mid_request_and_half_frames(started: World) -> None:
+    stalled = Raw(started)
+    stalled.send(b'{"id":1,"verb":"hel')  # half a frame, then nothing
+    gone = Raw(started)
+    gone.request({"id": 1, "verb": "hello", "params": {}})
+    gone.request({"id": 2, "verb": "memory.search", "params": {"query": "anything"}})
+    gone.close()  # before reading any reply
+    time.sleep(0.1)
+    still_serving(started)
+    stalled.close()
+    still_serving(started)

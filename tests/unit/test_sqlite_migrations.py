@@ -1,0 +1,198 @@
+"""The migration ladder on real files: refusals leave files alone, steps back up and commit whole.
+
+Fixture databases of other versions are built with the stdlib ``sqlite3`` module, a separate
+SQLite client, so they do not depend on the adapter under test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+import apsw
+import pytest
+
+from venom_mem_adapters.sqlite import DEFAULT_MIGRATIONS, Migration, SqliteStore
+from venom_mem_adapters.sqlite.schema import APPLICATION_ID
+from venom_mem_core.errors import VenomError
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _directory(tmp_path: Path) -> Path:
+    directory = tmp_path / "store"
+    directory.mkdir(mode=0o700)
+    return directory
+
+
+def _stdlib_db(path: Path, *statements: str) -> None:
+    connection = sqlite3.connect(path)
+    try:
+        for statement in statements:
+            connection.execute(statement)
+        connection.commit()
+    finally:
+        connection.close()
+    path.chmod(0o600)
+
+
+def _v1_store(path: Path) -> None:
+    with SqliteStore.open(path) as store, store.write() as tx:
+        tx.set_meta("marker", "kept")
+
+
+def _user_version(path: Path) -> int:
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+        return version
+    finally:
+        connection.close()
+
+
+def _untouched(path: Path, before: str) -> None:
+    assert _digest(path) == before
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+# -- refusals --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wal", [False, True])
+def test_newer_database_refused_and_untouched(tmp_path: Path, wal: bool) -> None:
+    path = _directory(tmp_path) / "store.db"
+    _stdlib_db(
+        path,
+        f"PRAGMA application_id = {APPLICATION_ID}",
+        "PRAGMA user_version = 2",
+        "CREATE TABLE future (x)",
+        *(["PRAGMA journal_mode = WAL"] if wal else []),
+    )
+    before = _digest(path)
+    with pytest.raises(VenomError) as info:
+        SqliteStore.open(path)
+    assert info.value.code == "unsupported.store_schema"
+    assert info.value.exit_code == 10
+    assert info.value.data["found"] == 2
+    assert info.value.data["supported"] == 1
+    _untouched(path, before)
+
+
+def test_not_a_database_refused_and_untouched(tmp_path: Path) -> None:
+    path = _directory(tmp_path) / "store.db"
+    path.write_bytes(b"these are my notes, not a database\n" * 200)
+    path.chmod(0o600)
+    before = _digest(path)
+    with pytest.raises(VenomError) as info:
+        SqliteStore.open(path)
+    assert info.value.code == "failed.store"
+    assert info.value.data["path"] == str(path)
+    assert str(path) in info.value.message
+    _untouched(path, before)
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        ("PRAGMA application_id = 42", "CREATE TABLE t (x)"),
+        ("CREATE TABLE someone_elses (x)",),
+        (f"PRAGMA application_id = {APPLICATION_ID}", "CREATE TABLE t (x)"),  # version 0
+    ],
+)
+def test_other_sqlite_database_refused_and_untouched(
+    tmp_path: Path, statements: tuple[str, ...]
+) -> None:
+    path = _directory(tmp_path) / "store.db"
+    _stdlib_db(path, *statements)
+    before = _digest(path)
+    with pytest.raises(VenomError) as info:
+        SqliteStore.open(path)
+    assert info.value.code == "failed.store"
+    assert "not a venom-mem store" in info.value.message
+    assert info.value.data == {"path": str(path)}
+    _untouched(path, before)
+
+
+# -- 0 -> 1 ----------------------------------------------------------------------------------
+
+
+def test_empty_file_and_empty_sqlite_database_become_schema_1(tmp_path: Path) -> None:
+    directory = _directory(tmp_path)
+    empty_file = directory / "a.db"
+    empty_file.touch(mode=0o600)
+    empty_db = directory / "b.db"
+    _stdlib_db(empty_db, "PRAGMA user_version = 0")
+    for path in (empty_file, empty_db):
+        with SqliteStore.open(path) as store:
+            assert store.describe()["schema_version"] == 1
+        assert not Path(f"{path}.bak-0").exists()  # nothing to back up on a new database
+
+
+# -- 1 -> 2, synthetic -----------------------------------------------------------------------
+
+
+def _add_notes(connection: apsw.Connection) -> None:
+    connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
+    connection.execute("INSERT INTO notes (text) SELECT value FROM meta WHERE key = 'marker'")
+
+
+def test_synthetic_migration_backs_up_then_applies(tmp_path: Path) -> None:
+    path = _directory(tmp_path) / "store.db"
+    _v1_store(path)
+    ladder = (*DEFAULT_MIGRATIONS, Migration(name="add notes", apply=_add_notes))
+    with SqliteStore.open(path, migrations=ladder) as store:
+        assert store.describe()["schema_version"] == 2
+        with store.read() as tx:
+            assert tx.get_meta("marker") == "kept"
+            assert tx._rows("SELECT text FROM notes") == [("kept",)]
+    backup = Path(f"{path}.bak-1")
+    assert os.lstat(backup).st_mode & 0o777 == 0o600
+    assert _user_version(backup) == 1
+    check = sqlite3.connect(backup)
+    try:
+        assert check.execute("SELECT value FROM meta WHERE key = 'marker'").fetchone() == ("kept",)
+        assert check.execute("SELECT name FROM sqlite_schema WHERE name = 'notes'").fetchall() == []
+        assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        check.close()
+    assert not Path(f"{backup}.partial").exists()
+    # The upgraded store opens again with the same ladder and needs no new backup.
+    stamp = os.stat(backup).st_mtime_ns
+    SqliteStore.open(path, migrations=ladder).close()
+    assert os.stat(backup).st_mtime_ns == stamp
+    # The old binary refuses the upgraded file.
+    with pytest.raises(VenomError) as info:
+        SqliteStore.open(path)
+    assert info.value.code == "unsupported.store_schema"
+
+
+def _half_then_fail(connection: apsw.Connection) -> None:
+    connection.execute("CREATE TABLE half_done (x)")
+    connection.execute("UPDATE meta SET value = 'changed' WHERE key = 'marker'")
+    raise RuntimeError("step 1 -> 2 broke halfway")
+
+
+def test_failing_migration_leaves_the_old_schema(tmp_path: Path) -> None:
+    path = _directory(tmp_path) / "store.db"
+    _v1_store(path)
+    ladder = (*DEFAULT_MIGRATIONS, Migration(name="breaks", apply=_half_then_fail))
+    with pytest.raises(VenomError) as info:
+        SqliteStore.open(path, migrations=ladder)
+    assert info.value.code == "failed.store_migration"
+    assert info.value.exit_code == 1
+    assert info.value.data == {"path": str(path), "from": 1, "to": 2}
+    assert "step 1 -> 2 broke halfway" in info.value.message
+    assert _user_version(path) == 1
+    with SqliteStore.open(path) as store, store.read() as tx:
+        assert tx.get_meta("marker") == "kept"
+        assert tx._rows("SELECT name FROM sqlite_schema WHERE name = 'half_done'") == []
+    assert Path(f"{path}.bak-1").exists()
+    # A second attempt replaces the earlier backup with a fresh, complete one.
+    with pytest.raises(VenomError):
+        SqliteStore.open(path, migrations=ladder)
+    assert _user_version(Path(f"{path}.bak-1")) == 1
+    assert not Path(f"{path}.bak-1.partial").exists()
