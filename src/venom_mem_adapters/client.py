@@ -17,14 +17,16 @@ import os
 import socket
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from venom_mem_core.errors import VenomError
 
 from .runtime_paths import socket_path
 from .wire import MAX_FRAME, decode_frame, encode_frame
+
+TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Connection", "connect", "startup_settings"]
 
@@ -91,10 +93,10 @@ class Connection:
         self.close()
 
 
-def _open_socket(path: Path) -> socket.socket | None:
+def _open_socket(path: str) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(str(path))
+        sock.connect(path)
     except OSError as exc:
         sock.close()
         if exc.errno in _NOT_RUNNING:
@@ -171,7 +173,7 @@ def connect(
     return _hello(sock, token, client)
 
 
-def _start_and_connect(environ: Mapping[str, str], path: Path) -> socket.socket:
+def _start_and_connect(environ: Mapping[str, str], path: str) -> socket.socket:
     from .launcher import launch
 
     startup, timeout_s = startup_settings(environ)

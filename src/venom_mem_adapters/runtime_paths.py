@@ -1,7 +1,7 @@
 """Where the daemon's socket and lock live (CONTRACT section 1), checked the way the store
 directory is: a real directory, ours, with no group or world bits.
 
-Standard library only: the CLI's ``--json`` path imports this.
+Standard library only, and no pathlib: the CLI's ``--json`` path imports this.
 """
 
 from __future__ import annotations
@@ -9,14 +9,13 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from pathlib import Path
 
 from venom_mem_core.errors import VenomError
 
 __all__ = ["ensure_private_dir", "runtime_dir", "socket_path"]
 
 
-def runtime_dir(environ: Mapping[str, str]) -> Path:
+def runtime_dir(environ: Mapping[str, str]) -> str:
     """``$XDG_RUNTIME_DIR/venom-mem`` when that is an absolute directory we own, else
     ``/tmp/venom-mem-<uid>``."""
     xdg = environ.get("XDG_RUNTIME_DIR", "")
@@ -26,23 +25,23 @@ def runtime_dir(environ: Mapping[str, str]) -> Path:
         except OSError:
             info = None
         if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
-            return Path(xdg) / "venom-mem"
-    return Path(f"/tmp/venom-mem-{os.getuid()}")
+            return os.path.join(xdg, "venom-mem")
+    return f"/tmp/venom-mem-{os.getuid()}"
 
 
-def socket_path(environ: Mapping[str, str]) -> Path:
+def socket_path(environ: Mapping[str, str]) -> str:
     """``VENOM_MEM_SOCKET`` when set, else ``daemon.sock`` in the runtime directory."""
     override = environ.get("VENOM_MEM_SOCKET", "")
     if override:
-        return Path(override)
-    return runtime_dir(environ) / "daemon.sock"
+        return override
+    return os.path.join(runtime_dir(environ), "daemon.sock")
 
 
-def ensure_private_dir(path: Path) -> Path:
+def ensure_private_dir(path: str | os.PathLike[str]) -> None:
     """Create ``path`` 0700 if missing, then insist it is a directory (not a symlink) owned by
     us with no group or world bits; anything else is ``failed.store`` naming the path."""
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.makedirs(path, mode=0o700, exist_ok=True)
         info = os.lstat(path)
     except OSError as exc:
         raise VenomError(
@@ -59,4 +58,3 @@ def ensure_private_dir(path: Path) -> Path:
             f"run: chmod 700 {path}",
             {"path": str(path)},
         )
-    return path

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.manifest_types import Manifest, Param, Verb
+
+TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CLI_FLAGS", "convert", "find_verb", "parse_argv"]
 

@@ -90,7 +90,7 @@ def run_serve(
     try:
         config_path = default_config_path(environ)
         config = load_config(config_path)
-        sock = socket_path(environ)
+        sock = Path(socket_path(environ))
         _prepare_socket_dir(sock, environ)
         with socket_lock(socket_lock_path(sock, environ)) as owned:
             if not owned:

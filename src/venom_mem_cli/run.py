@@ -8,11 +8,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
-from typing import Any, TextIO
 
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest_types import Verb
 from venom_mem_core.params import check_params
+
+TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 __all__ = ["call_daemon", "print_error", "print_json"]
 

@@ -34,7 +34,7 @@ __all__ = [
 
 RIGHTS = ("read", "write", "admin", "spawn", "files")
 _SCOPE_RE = re.compile(
-    r"^(\*|self|space:\*|memory:\*|session:\*|memory:m[1-9][0-9]*|session:s[1-9][0-9]*|space:(?P<space>.+))$"
+    r"^(\*|self|space:\*|memory:\*|session:\*|memory:m[1-9][0-9]*|session:s[1-9][0-9]*|space:(?P<space>.+))\Z"
 )
 
 

@@ -338,7 +338,7 @@ def porter_stem(word: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# BM25 over the filtered rows, as fts5_aux.c computes it.
+# BM25 over the caller's corpus (live, readable rows), as fts5_aux.c computes it.
 
 _K1 = 1.2
 _B = 0.75
@@ -400,7 +400,7 @@ def _snippet(memory: Memory, doc: _Doc, phrases: Sequence[tuple[str, ...]]) -> s
 def _bm25(
     rows: Sequence[Memory], docs: dict[int, _Doc], phrases: Sequence[tuple[str, ...]]
 ) -> dict[int, float]:
-    """Score of every row matching at least one phrase; rows are the filtered set."""
+    """Score of every row matching at least one phrase; ``rows`` are the caller's corpus."""
     total = len(rows)
     avgdl = sum(docs[m.id].length for m in rows) / total
     freqs: list[dict[int, float]] = []
@@ -423,7 +423,8 @@ def _bm25(
             idf = 1e-6
         for id_, freq in found.items():
             size = docs[id_].length
-            part = idf * (freq * (_K1 + 1.0)) / (freq + _K1 * (1 - _B + _B * size / avgdl))
+            # The operations in fts5_aux.c's order, so equal inputs round alike.
+            part = idf * ((freq * (_K1 + 1.0)) / (freq + _K1 * (1 - _B + _B * size / avgdl)))
             scores[id_] = scores.get(id_, 0.0) + part
     return scores
 

@@ -528,7 +528,11 @@ SHARED_VERBS = (
     Verb(
         "config.reload",
         "Reload the configuration file; a bad file keeps the old configuration.",
-        result=_obj(_f("reloaded", "True when applied", BOOL)),
+        result=_obj(
+            _f("reloaded", "True when applied", BOOL),
+            _f("changed", "Keys whose new values apply now", STR_LIST),
+            _f("restart_required", "Changed keys that apply after a restart", STR_LIST),
+        ),
         errors=(_e("invalid_params.config", "The file doesn't parse or validate"),),
         right="admin",
     ),
@@ -574,6 +578,12 @@ SHARED_VERBS = (
             Param("after", "Cursor <source>:<seq>", STR),
             Param("types", "Only these event types", STR_LIST),
             _limit(100, 1000),
+            Param(
+                "wait_ms",
+                "With nothing new, wait up to this long for an event (long poll)",
+                Type("integer", min=0, max=60000),
+                default=0,
+            ),
             Param("follow", "Keep streaming new events (CLI)", BOOL, default=False),
         ),
         result=OPEN,

@@ -1,48 +1,110 @@
 """The shape of the verb manifest (RFC-0004): verbs, params, types, results, errors, rights.
 
-Plain frozen dataclasses with no dependencies, so the CLI's ``--json`` path can read the
-manifest without importing anything heavy.
+Plain frozen classes that import nothing at all: the CLI's ``--json`` path reads the manifest,
+and dataclasses (with inspect) or typing would cost it more than a third of its budget.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ErrorDoc", "Field", "Manifest", "Param", "Type", "Verb"]
 
 
-@dataclass(frozen=True, slots=True)
-class Type:
+class _Frozen:
+    """Attributes are set once, in ``__init__``; equality and repr come from them."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _set(self, **values: Any) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Frozen) and type(other) is type(self) and (
+            self._values() == other._values()
+        )
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"{type(self).__name__}({inner})"
+
+
+class Type(_Frozen):
     """A JSON value's type: ``string``, ``integer``, ``number``, ``boolean``, ``array``,
-    ``object`` or ``any``, with the constraints the dispatch enforces."""
+    ``object`` or ``any``, with the constraints the dispatch enforces. ``open``: an object
+    whose members are not enumerated."""
 
+    __slots__ = ("choices", "fields", "items", "kind", "max", "max_items", "min", "nullable", "open")
     kind: str
-    items: Type | None = None
-    choices: tuple[str, ...] = ()
-    min: int | None = None
-    max: int | None = None
-    max_items: int | None = None
-    fields: tuple[Field, ...] = ()
-    nullable: bool = False
-    open: bool = False  # an object whose members are not enumerated
+    items: Type | None
+    choices: tuple[str, ...]
+    min: int | None
+    max: int | None
+    max_items: int | None
+    fields: tuple[Field, ...]
+    nullable: bool
+    open: bool
+
+    def __init__(
+        self,
+        kind: str,
+        items: Type | None = None,
+        choices: tuple[str, ...] = (),
+        min: int | None = None,
+        max: int | None = None,
+        max_items: int | None = None,
+        fields: tuple[Field, ...] = (),
+        nullable: bool = False,
+        open: bool = False,
+    ) -> None:
+        self._set(
+            kind=kind,
+            items=items,
+            choices=choices,
+            min=min,
+            max=max,
+            max_items=max_items,
+            fields=fields,
+            nullable=nullable,
+            open=open,
+        )
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+class Field(_Frozen):
+    __slots__ = ("name", "required", "summary", "type")
     name: str
     summary: str
     type: Type
-    required: bool = False
+    required: bool
+
+    def __init__(self, name: str, summary: str, type: Type, required: bool = False) -> None:
+        self._set(name=name, summary=summary, type=type, required=required)
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
+class Param(_Frozen):
+    __slots__ = ("default", "name", "required", "summary", "type")
     name: str
     summary: str
     type: Type
-    required: bool = False
-    default: Any = None
+    required: bool
+    default: Any
+
+    def __init__(
+        self, name: str, summary: str, type: Type, required: bool = False, default: Any = None
+    ) -> None:
+        self._set(name=name, summary=summary, type=type, required=required, default=default)
 
     @property
     def flag(self) -> str:
@@ -50,14 +112,16 @@ class Param:
         return "--" + self.name.replace("_", "-")
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorDoc:
+class ErrorDoc(_Frozen):
+    __slots__ = ("code", "summary")
     code: str
     summary: str
 
+    def __init__(self, code: str, summary: str) -> None:
+        self._set(code=code, summary=summary)
 
-@dataclass(frozen=True, slots=True)
-class Verb:
+
+class Verb(_Frozen):
     """One verb. ``right`` is what dispatch checks (``None``: anyone, e.g. ``hello``).
     ``resource`` is what it is checked on: the name of a param holding it (``space``, ``id``,
     ``session``), or a fixed resource (``*``, ``session:*``). With none, rows are filtered
@@ -65,19 +129,59 @@ class Verb:
 
     ``starts_daemon``: a CLI call may launch a missing daemon (RFC-0020 section 8).
     ``local``: runs in the CLI process, not on the daemon (``serve``, ``mcp``).
-    ``streams``: the CLI may keep printing (``events --follow``).
     """
 
+    __slots__ = (
+        "errors",
+        "examples",
+        "local",
+        "name",
+        "params",
+        "resource",
+        "result",
+        "right",
+        "starts_daemon",
+        "summary",
+    )
     name: str
     summary: str
-    params: tuple[Param, ...] = ()
-    result: Type = field(default_factory=lambda: Type("object", open=True))
-    errors: tuple[ErrorDoc, ...] = ()
-    right: str | None = "read"
-    resource: str | None = None
-    starts_daemon: bool = False
-    local: bool = False
-    examples: tuple[dict[str, Any], ...] = ()
+    params: tuple[Param, ...]
+    result: Type
+    errors: tuple[ErrorDoc, ...]
+    right: str | None
+    resource: str | None
+    starts_daemon: bool
+    local: bool
+    examples: tuple[dict[str, Any], ...]
+
+    def __init__(
+        self,
+        name: str,
+        summary: str,
+        params: tuple[Param, ...] = (),
+        result: Type | None = None,
+        errors: tuple[ErrorDoc, ...] = (),
+        right: str | None = "read",
+        resource: str | None = None,
+        starts_daemon: bool = False,
+        local: bool = False,
+        examples: tuple[dict[str, Any], ...] = (),
+    ) -> None:
+        self._set(
+            name=name,
+            summary=summary,
+            params=params,
+            result=result if result is not None else Type("object", open=True),
+            errors=errors,
+            right=right,
+            resource=resource,
+            starts_daemon=starts_daemon,
+            local=local,
+            examples=examples,
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
     @property
     def noun(self) -> str | None:
@@ -94,12 +198,18 @@ class Verb:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(_Frozen):
+    __slots__ = ("format", "summary", "tool", "verbs")
     format: int
     tool: str
     summary: str
     verbs: tuple[Verb, ...]
+
+    def __init__(self, format: int, tool: str, summary: str, verbs: tuple[Verb, ...]) -> None:
+        self._set(format=format, tool=tool, summary=summary, verbs=verbs)
+
+    def __hash__(self) -> int:
+        return hash(self.tool)
 
     def verb(self, name: str) -> Verb | None:
         for v in self.verbs:

@@ -30,9 +30,9 @@ __all__ = [
     "utf8_len",
 ]
 
-SPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*$")
-TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-CLIENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+SPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*\Z")
+TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
+CLIENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 SECRET_RE = re.compile(r"vnt1\.[^.\s]+\.[^.\s]+\.[A-Za-z0-9_-]{43}")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 

@@ -17,9 +17,14 @@ Importing this package imports pytest; nothing else in the core does.
 
 from __future__ import annotations
 
-from .store_contract import Env as Env
-from .store_contract import StoreContract as StoreContract
-from .store_contract import StoreFactory as StoreFactory
-from .store_contract import opened_stores as opened_stores
+import pytest
+
+# Plain asserts in the suite get pytest's detailed messages, as in a test module.
+pytest.register_assert_rewrite(f"{__name__}.store_contract")
+
+from .store_contract import Env as Env  # noqa: E402  # after the rewrite hook, on purpose
+from .store_contract import StoreContract as StoreContract  # noqa: E402
+from .store_contract import StoreFactory as StoreFactory  # noqa: E402
+from .store_contract import opened_stores as opened_stores  # noqa: E402
 
 __all__ = ["Env", "StoreContract", "StoreFactory", "opened_stores"]

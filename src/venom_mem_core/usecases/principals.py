@@ -46,7 +46,7 @@ __all__ = [
 
 OWNER = Principal(id="owner", label="owner")
 OWNER_TOKEN = "@owner"
-_TOKEN_RE = re.compile(r"^vnt1\.venom-mem\.g([1-9][0-9]{0,18})\.([A-Za-z0-9_-]{43})$")
+_TOKEN_RE = re.compile(r"^vnt1\.venom-mem\.g([1-9][0-9]{0,18})\.([A-Za-z0-9_-]{43})\Z")
 MAX_ISSUED_TTL = 86400
 
 

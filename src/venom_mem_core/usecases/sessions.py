@@ -54,6 +54,17 @@ def _readable(who: Principal, session: Session) -> bool:
     return holds(who, "read", session_resource(session.id, session))
 
 
+def visible(tx: ReadTx, who: Principal, session: Session) -> Session:
+    """The session as the caller may see it: a parent it can't read is left out, so a
+    hidden parent looks like a purged one (relation kept, parent gone)."""
+    if session.parent is None:
+        return session
+    parent = tx.get_session(session.parent)
+    if parent is not None and _readable(who, parent):
+        return session
+    return attrs.evolve(session, parent=None)
+
+
 def lineage(tx: ReadTx, who: Principal, session: Session) -> tuple[list[Session], bool]:
     """The session and its readable ancestors, oldest first, and whether it stopped early."""
     chain = [session]
@@ -128,7 +139,7 @@ def end_session(app: App, who: Principal, *, session: str) -> dict[str, Any]:
 def get_session(app: App, who: Principal, *, session: str) -> dict[str, Any]:
     number = v.parse_id(session, "s", "session")
     with app.store.read() as tx:
-        return session_json(_load_checked(tx, who, "read", number))
+        return session_json(visible(tx, who, _load_checked(tx, who, "read", number)))
 
 
 def list_sessions(
@@ -149,7 +160,7 @@ def list_sessions(
     )
     with app.store.read() as tx:
         rows = tx.list_sessions(where, after_no, limit + 1)
-    page = rows[:limit]
+        page = [visible(tx, who, s) for s in rows[:limit]]
     more = len(rows) > limit
     return {
         "sessions": [session_json(s) for s in page],
@@ -162,6 +173,9 @@ def session_chain(app: App, who: Principal, *, session: str) -> dict[str, Any]:
     with app.store.read() as tx:
         row = _load_checked(tx, who, "read", number)
         chain, truncated = lineage(tx, who, row)
+    if truncated:
+        # Whatever stopped the chain (the limit, a purge, a hidden parent) looks the same.
+        chain[0] = attrs.evolve(chain[0], parent=None)
     return {"chain": [session_json(s) for s in chain], "truncated": truncated}
 
 

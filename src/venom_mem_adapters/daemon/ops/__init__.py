@@ -1,12 +1,48 @@
-"""Operations verbs served by the daemon itself: config, doctor, events, skill, audit."""
+"""Operations verbs served by the daemon itself, one module each: ``doctor``, ``config.*``
+(:mod:`.config_verbs`), ``events``, ``skill`` and ``skill.install``, and ``audit``.
+
+:func:`handlers` is merged into the daemon's table at start-up. :func:`attach` starts what
+runs beside the verbs for the daemon's whole life (the audit log's subscription to the event
+log); the composition root should call it once the daemon is built. Every handler here also
+attaches on its first call, so a daemon that was never attached still audits everything its
+event log retains.
+"""
 
 from __future__ import annotations
 
-from ..server import DaemonHandler
+import functools
+from typing import Any
 
-__all__ = ["handlers"]
+from ..server import Daemon, DaemonHandler, Request
+from . import audit, config_verbs, doctor, events, skill
+
+__all__ = ["attach", "handlers"]
+
+
+def attach(daemon: Daemon) -> None:
+    """Start the daemon's audit log (idempotent)."""
+    audit.attach(daemon)
+
+
+def _attaching(handler: DaemonHandler) -> DaemonHandler:
+    @functools.wraps(handler)
+    async def run(request: Request) -> dict[str, Any]:
+        attach(request.daemon)
+        return await handler(request)
+
+    return run
 
 
 def handlers() -> dict[str, DaemonHandler]:
     """Verb name -> handler, merged into the daemon's table at start-up."""
-    return {}
+    table: dict[str, DaemonHandler] = {
+        "doctor": doctor.doctor_verb,
+        "config.get": config_verbs.config_get,
+        "config.set": config_verbs.config_set,
+        "config.reload": config_verbs.config_reload,
+        "events": events.events_verb,
+        "skill": skill.skill_verb,
+        "skill.install": skill.skill_install_verb,
+        "audit": audit.audit_verb,
+    }
+    return {name: _attaching(handler) for name, handler in table.items()}

@@ -1,0 +1,148 @@
+"""Daemon and CLI figures, side by side in one run (issue 3's speed targets).
+
+- ``venom-mem memory search ... --json`` against a running daemon at 10k memories, beside
+  the same request from a ten-line stdlib-only client (the protocol floor). Target: <= 1.5x.
+- 8 concurrent socket clients: adds/s (synchronous FULL) beside the raw apsw rate of
+  one-commit inserts on this machine (target: >= 50 %), and searches/s.
+- Cold start on demand: first CLI call with no daemon running, empty store. Target: < 300 ms.
+
+Run: ``.venv/bin/python bench/bench_daemon.py`` (about a minute).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import apsw
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.support.daemon_env import VENOM_MEM, World, make_world  # noqa: E402
+from venom_mem_adapters.client import connect  # noqa: E402
+
+FLOOR_CLIENT = r"""
+import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(os.environ["VENOM_MEM_SOCKET"])
+f = s.makefile("rb")
+s.sendall(b'{"id":1,"verb":"hello","params":{}}\n'); f.readline()
+req = {"id": 2, "verb": "memory.search", "params": {"query": sys.argv[1], "limit": 10}}
+s.sendall(json.dumps(req).encode() + b"\n")
+sys.stdout.write(f.readline().decode())
+"""
+
+WORDS = (
+    "zig build cache daemon socket sqlite memory search vector token grant space session "
+    "harness agent review commit branch deploy config doctor events schema migration index"
+).split()
+
+
+def fill(world: World, count: int) -> None:
+    with connect(world.environ("@owner")) as conn:
+        for n in range(count):
+            a, b, c = WORDS[n % len(WORDS)], WORDS[(n * 7) % len(WORDS)], WORDS[(n * 13) % 29 % 25]
+            conn.call(
+                "memory.add",
+                {"space": f"project/p{n % 20}", "content": f"note {n}: {a} {b} {c} detail {n * 31}"},
+            )
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def time_command(cmd: list[str], env: dict[str, str], runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(cmd, env=env, capture_output=True, check=True)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def raw_apsw_rate(seconds: float = 3.0) -> float:
+    d = tempfile.mkdtemp()
+    conn = apsw.Connection(os.path.join(d, "raw.db"))
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)")
+    count, deadline = 0, time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        with conn:
+            conn.execute("INSERT INTO t (body) VALUES (?)", (f"row {count}",))
+        count += 1
+    return count / seconds
+
+
+def concurrent_rate(world: World, verb: str, seconds: float = 3.0, clients: int = 8) -> float:
+    done = [0] * clients
+    stop = time.perf_counter() + seconds
+
+    def worker(k: int) -> None:
+        with connect(world.environ("@owner")) as conn:
+            n = 0
+            while time.perf_counter() < stop:
+                if verb == "memory.add":
+                    conn.call("memory.add", {"space": "bench", "content": f"c{k} n{n} {time.time()}"})
+                else:
+                    conn.call("memory.search", {"query": WORDS[n % len(WORDS)], "limit": 10})
+                n += 1
+            done[k] = n
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(done) / seconds
+
+
+def main() -> None:
+    rows: list[tuple[str, str, str]] = []
+    with make_world() as world:
+        world.write_config(".{ .daemon = .{ .idle_timeout_ms = 600000 } }")
+        cold = []
+        for _ in range(5):
+            world.stop_daemon()
+            for f in world.store.parent.glob("store.db*"):
+                f.unlink()
+            started = time.perf_counter()
+            subprocess.run([VENOM_MEM, "memory", "list", "--json"], env=world.env,
+                           capture_output=True, check=True)  # fmt: skip
+            cold.append(time.perf_counter() - started)
+        rows.append(("cold start, first CLI call (median of 5)", f"{median_ms(cold):.0f} ms",
+                     "target < 300 ms"))  # fmt: skip
+
+        fill(world, 10_000)
+        query = "which zig version cache"
+        cli = time_command([VENOM_MEM, "memory", "search", "--query", query, "--json"],
+                           world.env, 30)  # fmt: skip
+        floor = time_command([sys.executable, "-c", FLOOR_CLIENT, query], world.env, 30)
+        ratio = median_ms(cli) / median_ms(floor)
+        rows.append(("CLI search --json at 10k (median)", f"{median_ms(cli):.1f} ms", ""))
+        rows.append(("stdlib client floor (median)", f"{median_ms(floor):.1f} ms",
+                     f"ratio {ratio:.2f}x, target <= 1.5x"))  # fmt: skip
+
+        raw = raw_apsw_rate()
+        adds = concurrent_rate(world, "memory.add")
+        searches = concurrent_rate(world, "memory.search")
+        rows.append(("raw apsw one-commit inserts", f"{raw:.0f}/s", ""))
+        rows.append(("8 clients memory.add (FULL sync)", f"{adds:.0f}/s",
+                     f"{adds / raw * 100:.0f}% of raw, target >= 50%"))  # fmt: skip
+        rows.append(("8 clients memory.search at 10k", f"{searches:.0f}/s", ""))
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure':<{width}}  {'figure':>12}  note")
+    for name, figure, note in rows:
+        print(f"{name:<{width}}  {figure:>12}  {note}")
+    print(json.dumps({"python": sys.version.split()[0], "cores": os.cpu_count()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""The audit log (docs/adr/0009-audit-log.md): tokens issued and revoked, kept across restarts.
+
+The event log lives in memory and dies with the daemon, so ``principal.issued`` and
+``principal.revoked`` are also appended, one JSON object a line, to ``<store path>.audit.jsonl``
+beside the store (0600, never followed through a link). An entry is
+``{"ts", "type", "principal", "label"?, "source", "seq"}``: IDs and labels, never a token.
+
+:func:`attach` subscribes to the daemon's event log and first writes whatever ``principal.*``
+events the log already holds, so attaching late loses nothing the log still retains. The
+``audit`` verb (admin) returns the newest ``limit`` entries, oldest first.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import json
+import logging
+import os
+import stat
+import threading
+import weakref
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from venom_mem_core.errors import VenomError
+
+from ..event_log import EventLog
+from ..server import Daemon, Request
+
+__all__ = ["AuditLog", "attach", "audit_path", "audit_verb", "read_entries"]
+
+log = logging.getLogger("venom_mem.audit")
+
+AUDITED = ("principal.",)
+_FILE_MODE = 0o600
+
+
+def audit_path(store: Path) -> Path:
+    return Path(f"{store}.audit.jsonl")
+
+
+def _entry(event: dict[str, Any]) -> dict[str, Any]:
+    data = event.get("data") or {}
+    entry: dict[str, Any] = {"ts": event["ts"], "type": event["type"]}
+    for key in ("principal", "label"):
+        if key in data:
+            entry[key] = data[key]
+    entry.update(source=event["source"], seq=event["seq"])
+    return entry
+
+
+def _append(path: Path, lines: list[str]) -> None:
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, _FILE_MODE)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        os.write(fd, "".join(lines).encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class AuditLog:
+    """Appends audited events to the file as they are emitted. Thread-safe."""
+
+    def __init__(self, path: Path, events: EventLog) -> None:
+        self.path = path
+        self._events = events
+        self._seen = 0
+        self._lock = threading.Lock()
+        self._unsubscribe: Any = None
+
+    def start(self) -> None:
+        self._unsubscribe = self._events.subscribe(self.catch_up)
+        self.catch_up()
+
+    def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def catch_up(self) -> None:
+        """Write the audited events after the last one seen. Called after every append to
+        the event log, on the thread that emitted: it must never raise into a use case."""
+        with self._lock:
+            fresh = self._events.after(self._seen)
+            if not fresh:
+                return
+            lines = [
+                json.dumps(_entry(e), ensure_ascii=False, separators=(",", ":")) + "\n"
+                for e in fresh
+                if str(e["type"]).startswith(AUDITED)
+            ]
+            try:
+                if lines:
+                    _append(self.path, lines)
+            except OSError:
+                log.exception("can't append to the audit log %s", self.path)
+                return  # retried with the next event
+            self._seen = int(fresh[-1]["seq"])
+
+
+def read_entries(path: Path, limit: int) -> list[dict[str, Any]]:
+    """The newest ``limit`` entries, oldest first; no file means none."""
+    newest: collections.deque[dict[str, Any]] = collections.deque(maxlen=limit)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return []
+    except OSError as err:
+        raise VenomError(
+            "failed.internal", f"{path}: can't read the audit log: {err.strerror or err}"
+        ) from None
+    with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a torn last line after a crash
+            if isinstance(entry, dict):
+                newest.append(entry)
+    return list(newest)
+
+
+_LOGS: weakref.WeakKeyDictionary[Daemon, AuditLog] = weakref.WeakKeyDictionary()
+_LOGS_LOCK = threading.Lock()
+
+
+def attach(daemon: Daemon) -> AuditLog:
+    """Start the daemon's audit log once; later calls return the same one."""
+    with _LOGS_LOCK:
+        existing = _LOGS.get(daemon)
+        if existing is not None:
+            return existing
+        audit = AuditLog(audit_path(daemon.paths.store), daemon.events)
+        _LOGS[daemon] = audit
+    audit.start()
+    return audit
+
+
+async def audit_verb(request: Request) -> dict[str, Any]:
+    audit = attach(request.daemon)
+    limit = int(request.params.get("limit") or 100)
+    await anyio.to_thread.run_sync(audit.catch_up)
+    entries = await anyio.to_thread.run_sync(functools.partial(read_entries, audit.path, limit))
+    return {"entries": entries}

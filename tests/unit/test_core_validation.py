@@ -1,0 +1,149 @@
+"""Every grammar and limit of RFC-0020 sections 2, 3, 4 and 7, at its boundaries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import pytest
+
+from venom_mem_core import validation as v
+from venom_mem_core.errors import VenomError
+
+TOKEN = "vnt1.venom-mem.g12." + "a1_-" * 10 + "xyz"  # 43 characters of secret
+
+
+def _fails(code: str, param: str, call: Callable[[], object]) -> None:
+    with pytest.raises(VenomError) as caught:
+        call()
+    assert (caught.value.code, caught.value.data) == (f"invalid_params.{code}", {"param": param})
+
+
+@pytest.mark.parametrize(
+    "space", ["user", "project/venom-std", "a", "0", "a.b_c-d/e", "x" * 128, "a/" + "b" * 126]
+)
+def test_good_spaces(space: str) -> None:
+    assert v.check_space(space) == space
+
+
+@pytest.mark.parametrize(
+    "space",
+    ["", "User", "a/", "/a", "a//b", "-a", ".a", "a/.b", "a b", "a:b", "é", "x" * 129],
+)
+def test_bad_spaces(space: str) -> None:
+    _fails("space", "space", lambda: v.check_space(space))
+
+
+def test_space_error_names_the_param_given() -> None:
+    _fails("space", "spaces", lambda: v.check_space("Bad", "spaces"))
+
+
+def test_tags() -> None:
+    assert v.check_tags([]) == ()
+    assert v.check_tags(["zig", "build-2", "0"]) == ("zig", "build-2", "0")
+    sixteen = [f"t{n}" for n in range(16)]
+    assert len(v.check_tags(sixteen)) == 16
+    assert v.check_tags(["a" * 64]) == ("a" * 64,)
+    _fails("range", "tags", lambda: v.check_tags([*sixteen, "t16"]))
+    for bad in ("", "Zig", "-zig", "zig_build", "a" * 65, "zig build", "ü"):
+        _fails("tag", "tags", partial(v.check_tags, [bad]))
+    _fails("tag", "tags", lambda: v.check_tags(["zig", "zig"]))
+
+
+def test_title() -> None:
+    assert v.check_title("") == ""
+    assert v.check_title("t" * 200) == "t" * 200
+    assert v.check_title("é" * 100) == "é" * 100
+    _fails("range", "title", lambda: v.check_title("t" * 201))
+    _fails("range", "title", lambda: v.check_title("é" * 100 + "t"))
+    for control in ("\x00", "\t", "\n", "\x1f", "\x7f"):
+        _fails("type", "title", partial(v.check_title, f"a{control}b"))
+    _fails("secret_content", "title", lambda: v.check_title(f"key {TOKEN}"))
+
+
+def test_content() -> None:
+    assert v.check_content("x", 10) == "x"
+    assert v.check_content("line\nwith\ttabs", 100) == "line\nwith\ttabs"
+    assert v.check_content("é" * 5, 10) == "é" * 5
+    _fails("range", "content", lambda: v.check_content("", 10))
+    _fails("range", "content", lambda: v.check_content("é" * 5 + "x", 10))
+    _fails("type", "content", lambda: v.check_content("a\x00b", 10))
+    _fails("type", "content", lambda: v.check_content("lone \ud800 surrogate", 100))
+    _fails("secret_content", "content", lambda: v.check_content(f"use {TOKEN} here", 1000))
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (TOKEN, True),
+        (f"prefix{TOKEN}suffix", True),
+        ("vnt1.other-product.g1." + "A" * 43, True),
+        ("vnt1.venom-mem.g1." + "A" * 42, False),
+        ("vnt1.venom-mem.g1." + "A" * 42 + "=", False),
+        ("vnt1.venom mem.g1." + "A" * 43, False),
+        ("vnt2.venom-mem.g1." + "A" * 43, False),
+    ],
+)
+def test_secret_pattern(text: str, found: bool) -> None:
+    assert bool(v.SECRET_RE.search(text)) is found
+
+
+@pytest.mark.parametrize(
+    ("value", "number"), [("m1", 1), ("m42", 42), ("m" + "9" * 18, 10**18 - 1)]
+)
+def test_parse_id(value: str, number: int) -> None:
+    assert v.parse_id(value, "m", "id") == number
+
+
+@pytest.mark.parametrize(
+    "value", ["", "m", "m0", "m01", "x1", "s1", "m-1", "m1a", "m١", "m" + "1" * 20]
+)
+def test_parse_id_refuses(value: str) -> None:
+    _fails("type", "id", lambda: v.parse_id(value, "m", "id"))
+
+
+def test_kind() -> None:
+    for kind in ("fact", "decision", "procedure", "note"):
+        assert v.check_kind(kind) == kind
+    _fails("type", "kind", lambda: v.check_kind("Fact"))
+
+
+def test_relation() -> None:
+    assert v.check_relation(None, None) is None
+    assert v.check_relation("fork", "s1") == "fork"
+    _fails("missing", "relation", lambda: v.check_relation(None, "s1"))
+    _fails("relation", "relation", lambda: v.check_relation("fork", None))
+    _fails("relation", "relation", lambda: v.check_relation("sibling", "s1"))
+
+
+def test_session_claims() -> None:
+    assert v.check_harness("h" * 64) == "h" * 64
+    _fails("range", "harness", lambda: v.check_harness("h" * 65))
+    _fails("range", "harness", lambda: v.check_harness(""))
+    _fails("type", "harness", lambda: v.check_harness("a\nb"))
+    assert v.check_harness_session("x" * 256) == "x" * 256
+    _fails("range", "harness_session", lambda: v.check_harness_session("x" * 257))
+    assert v.check_cwd("/" + "d" * 4095) == "/" + "d" * 4095
+    _fails("range", "cwd", lambda: v.check_cwd("/" + "d" * 4096))
+    _fails("type", "cwd", lambda: v.check_cwd("relative/dir"))
+    _fails("type", "cwd", lambda: v.check_cwd("~/x"))
+    _fails("range", "cwd", lambda: v.check_cwd(""))
+
+
+def test_client_name() -> None:
+    assert v.check_client_name("claude-code") == "claude-code"
+    assert v.check_client_name("a" * 64) == "a" * 64
+    for bad in ("", "Claude", "-x", "a" * 65, "a_b"):
+        _fails("type", "name", partial(v.check_client_name, bad))
+
+
+def test_space_with_a_trailing_newline_is_refused() -> None:
+    _fails("space", "space", lambda: v.check_space("user\n"))
+
+
+def test_tag_with_a_trailing_newline_is_refused() -> None:
+    _fails("tag", "tags", lambda: v.check_tags(["zig\n"]))
+
+
+def test_client_name_with_a_trailing_newline_is_refused() -> None:
+    _fails("type", "name", lambda: v.check_client_name("codex\n"))
