@@ -18,7 +18,10 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import apsw
+
 from venom_mem_adapters.sqlite import SqliteStore, open_connection
+from venom_mem_adapters.sqlite.connection import transaction
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.records import Memory, Provenance
@@ -88,10 +91,10 @@ def bench_adds(directory: Path) -> list[float]:
 
 
 def bulk_rows(count: int) -> Iterator[tuple[object, ...]]:
+    """The varying columns; provenance and timestamps are constants in the INSERT."""
     for n in range(count):
         m = memory(n)
         yield (m.space, m.kind, m.title, m.content, m.content_sha256, " ".join(m.tags))
-        # principal, label, updated_by, updated_label, created, updated are constant below
 
 
 def build(path: Path, count: int) -> float:
@@ -99,7 +102,7 @@ def build(path: Path, count: int) -> float:
     start = time.perf_counter()
     connection = open_connection(path, readonly=False)
     try:
-        with connection:
+        with transaction(connection, str(path), immediate=True):
             connection.executemany(
                 "INSERT INTO memories (space, kind, title, content, content_sha256, tags,"
                 " principal, label, updated_by, updated_label, created, updated)"
@@ -135,6 +138,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="venom-mem-bench-") as tmp:
         directory = Path(tmp)
         directory.chmod(0o700)
+        print(f"store files under {directory} (TMPDIR picks the disk)", file=sys.stderr)
         rows.append(("add (1 commit, FULL)", "fresh", *percentiles(bench_adds(directory))))
         for size in SIZES:
             path = directory / f"s{size}" / "store.db"
@@ -142,6 +146,7 @@ def main() -> None:
             print(f"built {size:,} memories in {seconds:.1f} s", file=sys.stderr)
             for label, samples in bench_search(path).items():
                 rows.append((f"search, {label}", f"{size:,}", *percentiles(samples)))
+    print(f"SQLite {apsw.sqlite_lib_version()}, {ADDS} adds, {QUERIES} queries per row")
     print(f"{'operation':<34} {'memories':>9} {'median ms':>10} {'p99 ms':>9}")
     print("-" * 65)
     for name, size_label, median, p99 in rows:

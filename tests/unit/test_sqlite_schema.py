@@ -9,7 +9,7 @@ import apsw
 import pytest
 
 from venom_mem_adapters.sqlite import SqliteStore, open_connection
-from venom_mem_adapters.sqlite.schema import APPLICATION_ID, INDEXES, TABLES, TRIGGERS
+from venom_mem_adapters.sqlite.schema import APPLICATION_ID, INDEXES, SCHEMA_V1, TABLES, TRIGGERS
 
 
 @pytest.fixture
@@ -27,7 +27,8 @@ def conn(store_path: Path) -> Iterator[apsw.Connection]:
 
 
 def test_application_id_and_user_version(conn: apsw.Connection) -> None:
-    assert APPLICATION_ID == 0x564D454D == 1447904589
+    assert APPLICATION_ID == 1447904589
+    assert APPLICATION_ID.to_bytes(4, "big") == b"VMEM"
     assert conn.pragma("application_id") == 1447904589
     assert conn.pragma("user_version") == 1
 
@@ -40,7 +41,7 @@ def _objects(conn: apsw.Connection, kind: str) -> set[str]:
     rows = conn.execute(
         "SELECT name FROM sqlite_schema WHERE type = ? AND name NOT LIKE 'sqlite_%'", (kind,)
     ).fetchall()
-    return {name for (name,) in rows}
+    return {str(name) for (name,) in rows}
 
 
 def test_every_table_index_and_trigger_exists(conn: apsw.Connection) -> None:
@@ -66,36 +67,35 @@ def test_every_table_index_and_trigger_exists(conn: apsw.Connection) -> None:
     }
 
 
-def _columns(conn: apsw.Connection, table: str) -> list[tuple[str, str, int, int]]:
-    rows = conn.execute(
-        "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)", (table,)
-    ).fetchall()
-    return [(r[0], r[1], r[2], r[3]) for r in rows]
+def _columns(conn: apsw.Connection, table: str) -> list[str]:
+    rows = conn.execute("SELECT name FROM pragma_table_info(?)", (table,)).fetchall()
+    return [str(name) for (name,) in rows]
 
 
 def test_columns_as_the_spec_writes_them(conn: apsw.Connection) -> None:
-    assert [c[0] for c in _columns(conn, "memories")] == [
+    assert _columns(conn, "memories") == [
         "id", "space", "kind", "title", "content", "content_sha256", "tags", "revision",
         "principal", "label", "updated_by", "updated_label", "session", "created", "updated",
         "deleted",
     ]  # fmt: skip
-    assert [c[0] for c in _columns(conn, "sessions")] == [
+    assert _columns(conn, "sessions") == [
         "id", "harness", "harness_session", "parent", "relation", "cwd", "principal", "label",
         "started", "ended",
     ]  # fmt: skip
-    assert [c[0] for c in _columns(conn, "memory_versions")] == [
+    assert _columns(conn, "memory_versions") == [
         "memory", "revision", "action", "kind", "title", "content", "tags", "principal",
         "label", "ts",
     ]  # fmt: skip
-    assert [c[0] for c in _columns(conn, "memory_vectors")] == ["memory", "model", "embedding"]
-    assert [c[0] for c in _columns(conn, "clients")] == [
+    assert _columns(conn, "memory_vectors") == ["memory", "model", "embedding"]
+    assert _columns(conn, "clients") == [
         "name", "principal", "grants", "token_hash", "created", "expires",
     ]  # fmt: skip
     sql = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'memories'").get
     assert "AUTOINCREMENT" in sql
-    assert "WITHOUT ROWID" in conn.execute(
-        "SELECT sql FROM sqlite_schema WHERE name = 'memory_versions'"
-    ).get
+    assert (
+        "WITHOUT ROWID"
+        in conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'memory_versions'").get
+    )
 
 
 def test_partial_indexes(conn: apsw.Connection) -> None:
@@ -182,3 +182,41 @@ def test_sql_function_stays_refused_even_if_the_flag_is_turned_on(store_path: Pa
             connection.execute("SELECT load_extension('x')").fetchall()
     finally:
         connection.close()
+
+
+def _fts_consistent(connection: apsw.Connection) -> bool:
+    try:
+        connection.execute(
+            "INSERT INTO memory_fts (memory_fts, rank) VALUES ('integrity-check', 1)"
+        )
+    except apsw.CorruptError:
+        return False
+    return True
+
+
+def _update_once(statements: list[str]) -> apsw.Connection:
+    connection = apsw.Connection(":memory:")
+    for statement in statements:
+        connection.execute(statement).fetchall()
+    connection.execute(
+        "INSERT INTO memories (space, kind, content, content_sha256, principal, updated_by,"
+        " created, updated) VALUES ('s', 'note', 'version one', x'01', 'o', 'o', 't', 't')"
+    )
+    connection.execute("UPDATE memories SET content = 'version two' WHERE id = 1")
+    return connection
+
+
+def test_update_triggers_run_delete_then_insert() -> None:
+    """docs/adr/0003: SQLite fires same-event triggers newest first, so the order we create
+    memories_au_new and memories_au_old in decides whether an update corrupts the index."""
+    ours = _update_once(list(SCHEMA_V1))
+    assert _fts_consistent(ours)
+    assert ours.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH 'two'").get == 1
+    assert ours.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH 'one'").get is None
+    as_listed = list(SCHEMA_V1)
+    new = next(i for i, s in enumerate(as_listed) if "TRIGGER memories_au_new" in s)
+    old = next(i for i, s in enumerate(as_listed) if "TRIGGER memories_au_old" in s)
+    assert new < old
+    as_listed[new], as_listed[old] = as_listed[old], as_listed[new]  # the RFC's order
+    # If this starts passing, SQLite changed its trigger order and the ADR needs a look.
+    assert not _fts_consistent(_update_once(as_listed))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +49,20 @@ def memory(
         created=TS,
         updated=TS,
         deleted=deleted,
+    )
+
+
+def version(mid: int, revision: int, content: str) -> Version:
+    return Version(
+        memory=mid,
+        revision=revision,
+        action="add" if revision == 1 else "update",
+        kind="note",
+        title="",
+        content=content,
+        tags=(),
+        by=OWNER,
+        ts=TS,
     )
 
 
@@ -135,9 +150,10 @@ def test_duplicate_backstop(store: SqliteStore) -> None:
 def test_duplicate_backstop_on_restore(store: SqliteStore) -> None:
     gone, live = add(store, memory("x", deleted=TS), memory("x"))
     with store.write() as tx:
-        restored = attrs.evolve(tx.get_memory(gone), deleted=None)  # type: ignore[arg-type]
+        tombstone = tx.get_memory(gone)
+        assert tombstone is not None
         with pytest.raises(VenomError) as info:
-            tx.replace_memory(restored)
+            tx.replace_memory(attrs.evolve(tombstone, deleted=None))
     assert info.value.code == "conflict.memory_duplicate"
     assert info.value.data == {"id": f"m{live}"}
 
@@ -177,12 +193,7 @@ def test_versions_and_pruning(store: SqliteStore) -> None:
 def test_purge_cascades_to_versions_and_vectors(store: SqliteStore) -> None:
     (mid,) = add(store, memory("purge me"))
     with store.write() as tx:
-        tx.insert_version(
-            Version(
-                memory=mid, revision=1, action="add", kind="note", title="",
-                content="purge me", tags=(), by=OWNER, ts=TS,
-            )  # fmt: skip
-        )
+        tx.insert_version(version(mid, 1, "purge me"))
         tx._run("INSERT INTO memory_vectors VALUES (?, 'm', x'00')", (mid,))
     with store.read() as tx:
         assert tx.counts() == StoreCounts(
@@ -210,6 +221,36 @@ def test_changed_text_or_delete_drops_the_vector(store: SqliteStore) -> None:
     with store.read() as tx:
         assert tx._rows("SELECT memory FROM memory_vectors") == [(c,)]
         assert tx.counts().pending == 1
+
+
+def test_every_kind_of_change_keeps_the_fts_index_consistent(store: SqliteStore) -> None:
+    """After each change the index holds exactly the live text (docs/adr/0003)."""
+    (mid,) = add(store, memory("first words", title="head", tags=("a",)))
+    restricted = MemoryFilter(access=Access(spaces=frozenset({"user"})))
+    steps: list[tuple[dict[str, object], str, str | None]] = [
+        ({"content": "second words"}, "second", "first"),
+        ({"title": "renamed"}, "renamed", "head"),
+        ({"tags": ("b", "c")}, "b", "a"),
+        ({"deleted": TS}, "", "second"),
+        ({"deleted": None, "content": "restored words"}, "restored", "second"),
+        ({"title": "", "tags": ()}, "restored", "renamed"),
+    ]
+    for change, present, absent in steps:
+        with store.write() as tx:
+            current = tx.get_memory(mid)
+            assert current is not None
+            changed = attrs.evolve(current, **change)  # type: ignore[arg-type]
+            tx.replace_memory(changed)
+            if changed.deleted is None:
+                # FTS5's own check of the index against the memories table; it only holds
+                # while no tombstone is in the table, since the index leaves tombstones out.
+                tx._run("INSERT INTO memory_fts (memory_fts, rank) VALUES ('integrity-check', 1)")
+        with store.read() as rx:
+            for where in (EVERYTHING, restricted):  # both rankings read FTS5's row sizes
+                if present:
+                    assert [h.memory.id for h in rx.search_text([present], where, 9)] == [mid]
+                if absent:
+                    assert rx.search_text([absent], where, 9) == []
 
 
 def test_expired_tombstones(store: SqliteStore) -> None:
@@ -315,17 +356,17 @@ def test_sessions(store: SqliteStore) -> None:
         )
         other = tx.insert_session(session())
         (mid,) = [tx.insert_memory(memory("in root", session=root))]
-    with store.read() as tx:
-        got = tx.get_session(child)
+    with store.read() as rx:
+        got = rx.get_session(child)
         assert got is not None
         assert (got.parent, got.relation, got.reported_by) == (root, "fork", G1)
-        found = tx.find_session("claude-code", "abc")
+        found = rx.find_session("claude-code", "abc")
         assert found is not None
         assert found.id == root
-        assert tx.find_session("codex", "abc") is None
+        assert rx.find_session("codex", "abc") is None
 
         def listed(where: SessionFilter, after: int | None = None) -> list[int]:
-            return [s.id for s in tx.list_sessions(where, after, 10)]
+            return [s.id for s in rx.list_sessions(where, after, 10)]
 
         everything = Access(everything=True)
         assert listed(SessionFilter(access=everything)) == [other, child, root]
@@ -337,15 +378,16 @@ def test_sessions(store: SqliteStore) -> None:
         assert listed(SessionFilter(access=Access(ids=frozenset({root})))) == [root]
         assert listed(SessionFilter(access=Access())) == []
     with store.write() as tx:
-        ended = attrs.evolve(tx.get_session(root), ended=TS)  # type: ignore[arg-type]
-        tx.replace_session(ended)
+        started = tx.get_session(root)
+        assert started is not None
+        tx.replace_session(attrs.evolve(started, ended=TS))
         tx.delete_session(root)
-    with store.read() as tx:
-        assert tx.get_session(root) is None
-        orphan = tx.get_session(child)
+    with store.read() as rx:
+        assert rx.get_session(root) is None
+        orphan = rx.get_session(child)
         assert orphan is not None
         assert (orphan.parent, orphan.relation) == (None, "fork")
-        kept = tx.get_memory(mid)
+        kept = rx.get_memory(mid)
         assert kept is not None
         assert (kept.session, kept.content) == (None, "in root")
 
@@ -391,10 +433,14 @@ def test_clients_and_meta(store: SqliteStore) -> None:
 
 
 def test_write_rolls_back_on_exception(store: SqliteStore) -> None:
-    with pytest.raises(RuntimeError), store.write() as tx:
-        tx.insert_memory(memory("never"))
-        tx.set_meta("k", "v")
-        raise RuntimeError("boom")
+    def fail_halfway() -> None:
+        with store.write() as tx:
+            tx.insert_memory(memory("never"))
+            tx.set_meta("k", "v")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        fail_halfway()
     with store.read() as tx:
         assert tx.counts().memories == 0
         assert tx.get_meta("k") is None
@@ -461,8 +507,39 @@ def test_writes_from_many_threads_are_serialized(store: SqliteStore) -> None:
         t.start()
     for t in threads:
         t.join(30)
-    with store.read() as tx:
-        assert tx.get_meta("counter") == "200"
+    with store.read() as rx:
+        assert rx.get_meta("counter") == "200"
+
+
+def test_a_write_waiting_on_an_outside_writer_blocks_nothing_else(store: SqliteStore) -> None:
+    """While our writer waits in busy_timeout, other threads keep running and reading, and the
+    write goes through as soon as the outside writer commits (not when the timeout ends)."""
+    (before,) = add(store, memory("readable"))
+    intruder = apsw.Connection(str(store.path))
+    intruder.execute("BEGIN IMMEDIATE")
+    finished: list[float] = []
+
+    def write() -> None:
+        with store.write() as tx:
+            tx.insert_memory(memory("waited"))
+        finished.append(time.monotonic())
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    try:
+        started = time.monotonic()
+        time.sleep(0.2)
+        with store.read() as rx:
+            assert [h.memory.id for h in rx.search_text(["readable"], EVERYTHING, 5)] == [before]
+        assert time.monotonic() - started < 1.0  # not stuck behind the waiting writer
+        assert not finished
+    finally:
+        intruder.execute("COMMIT")
+        released = time.monotonic()
+        intruder.close()
+        thread.join(10)
+    assert finished
+    assert finished[0] - released < 1.0  # well inside the 5 s busy_timeout
 
 
 def test_external_writer_is_store_busy(store: SqliteStore) -> None:

@@ -122,6 +122,7 @@ class Daemon:
         self._readers = anyio.CapacityLimiter(READERS)
         self._connections = 0
         self._activity = anyio.Event()
+        self.write_failure: str | None = None
 
     # Serving ------------------------------------------------------------------------------
 
@@ -215,14 +216,28 @@ class Daemon:
         self, verb: Verb, principal: Principal, params: dict[str, Any]
     ) -> dict[str, Any]:
         """Run a core use case off the reactor: writes one at a time, reads on the pool."""
-        writes = verb.right in ("write", "admin")
-        return await anyio.to_thread.run_sync(
-            functools.partial(HANDLERS[verb.name], self.app, principal, **params),
-            limiter=self._writer if writes else self._readers,
-        )
+        call = functools.partial(HANDLERS[verb.name], self.app, principal, **params)
+        if verb.right in ("write", "admin"):
+            return await self.in_writer(call)
+        return await anyio.to_thread.run_sync(call, limiter=self._readers)
 
     async def in_writer(self, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        return await anyio.to_thread.run_sync(fn, limiter=self._writer)
+        """Run a write on the writer. After an I/O failure or corruption on a write, later
+        writes are refused until a restart: an fsync that failed once may have lied, so
+        retrying it could acknowledge data that isn't on disk. Reads go on."""
+        if self.write_failure is not None:
+            raise VenomError(
+                "failed.store",
+                f"writes are stopped after an earlier store failure: {self.write_failure}",
+                {"path": str(self.paths.store), "fix": "restart the daemon: venom-mem serve"},
+            )
+        try:
+            return await anyio.to_thread.run_sync(fn, limiter=self._writer)
+        except VenomError as error:
+            if error.code == "failed.store":
+                self.write_failure = error.message
+                log.error("store failure on a write; refusing writes until restart: %s", error)
+            raise
 
     # Daemon-level verbs -------------------------------------------------------------------
 

@@ -115,11 +115,16 @@ def corpus_stats(
 ) -> CorpusStats:
     """bm25's statistics over the live rows ``readable`` admits (alias ``m`` for memories).
 
-    The FTS index holds exactly the live rows (the schema's triggers keep it so), so joining
-    it to ``memories`` and filtering by ``readable`` gives the caller's corpus. Row lengths
+    The FTS index holds exactly the live rows (the schema's triggers keep it so), so live rows
+    of ``memories`` that ``readable`` admits are the caller's corpus. Row lengths
     come from FTS5's own per-row token counts, so they match what the built-in uses.
     """
-    source = f"memory_fts JOIN memories AS m ON m.id = memory_fts.rowid WHERE ({readable.sql})"
+    # Only live rows: a scan of an external-content FTS5 table without MATCH walks the content
+    # table, and asking FTS5 for the length of a row it does not index reports corruption.
+    source = (
+        "memory_fts JOIN memories AS m ON m.id = memory_fts.rowid"
+        f" WHERE m.deleted IS NULL AND ({readable.sql})"
+    )
     lengths = connection.execute(f"SELECT {_ROW_TOKENS}(memory_fts) FROM {source}", readable.params)
     rows = 0
     total = 0

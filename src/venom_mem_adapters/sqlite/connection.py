@@ -16,6 +16,8 @@ SQL function and the C API), ``SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION = 0`` (the 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from urllib.parse import quote
 
@@ -26,7 +28,7 @@ from venom_mem_core.errors import VenomError
 from .errors import translated
 from .paths import sidecar_paths
 
-__all__ = ["CONNECTION_PRAGMAS", "open_connection", "open_inspection"]
+__all__ = ["CONNECTION_PRAGMAS", "open_connection", "open_inspection", "transaction"]
 
 CONNECTION_PRAGMAS: tuple[tuple[str, str], ...] = (
     ("synchronous", "FULL"),
@@ -110,3 +112,26 @@ def open_inspection(path: str | os.PathLike[str]) -> apsw.Connection:
             connection.close()
             raise
     return connection
+
+
+@contextmanager
+def transaction(connection: apsw.Connection, path: str, *, immediate: bool) -> Iterator[None]:
+    """``BEGIN [IMMEDIATE]`` ... ``COMMIT``, or ``ROLLBACK`` when the block raises.
+
+    Written out rather than ``with connection:``: under contention apsw's context manager
+    kept failing with SQLITE_BUSY for the whole busy_timeout even after the other writer had
+    committed, where the same ``BEGIN IMMEDIATE`` through ``execute`` got the lock at once
+    (docs/adr/0002). A failed COMMIT also rolls back, so the connection is never left inside
+    a transaction.
+    """
+    with translated(path):
+        connection.execute("BEGIN IMMEDIATE" if immediate else "BEGIN").fetchall()
+    try:
+        yield
+        with translated(path):
+            connection.execute("COMMIT").fetchall()
+    except BaseException:
+        if connection.in_transaction:
+            with suppress(apsw.Error):  # the original error is the one worth reporting
+                connection.execute("ROLLBACK").fetchall()
+        raise

@@ -22,7 +22,7 @@ import attrs
 
 from venom_mem_core.errors import VenomError
 
-from .connection import open_inspection
+from .connection import open_inspection, transaction
 from .errors import translated
 from .paths import backup_path, create_private_file
 from .schema import APPLICATION_ID, SCHEMA_V1
@@ -135,24 +135,19 @@ def migrate(connection: apsw.Connection, path: Path, ladder: Sequence[Migration]
         version: int = connection.pragma("user_version")
     if version > supported:
         raise _unsupported(path, version, supported)
-    mode = connection.transaction_mode
-    connection.transaction_mode = "IMMEDIATE"
-    try:
-        for current in range(version, supported):
-            rung = ladder[current]
-            try:
-                if current > 0:
-                    _backup(connection, path, current)
-                with connection:
-                    rung.apply(connection)
-                    connection.pragma("user_version", current + 1)
-            except Exception as exc:
-                raise VenomError(
-                    "failed.store_migration",
-                    f"{path}: migration {current} -> {current + 1} ({rung.name}) failed: {exc};"
-                    f" the store keeps schema version {current}",
-                    {"path": str(path), "from": current, "to": current + 1},
-                ) from exc
-    finally:
-        connection.transaction_mode = mode
+    for current in range(version, supported):
+        rung = ladder[current]
+        try:
+            if current > 0:
+                _backup(connection, path, current)
+            with transaction(connection, str(path), immediate=True):
+                rung.apply(connection)
+                connection.pragma("user_version", current + 1)
+        except Exception as exc:
+            raise VenomError(
+                "failed.store_migration",
+                f"{path}: migration {current} -> {current + 1} ({rung.name}) failed: {exc};"
+                f" the store keeps schema version {current}",
+                {"path": str(path), "from": current, "to": current + 1},
+            ) from exc
     return supported

@@ -1,5 +1,8 @@
 """Schema version 1, statement for statement as RFC-0020 section 6 writes it.
 
+One deliberate difference: two triggers are created in the other order, so that they run in
+the order the RFC means (see the comment at ``memories_au_new`` and docs/adr/0003).
+
 Kept as a tuple of single statements because apsw runs a multi-statement script lazily (a
 statement that returns a row pauses the script): the migration executes them one by one
 inside one transaction. ``application_id`` is "VMEM" in ASCII. ``tags`` is stored
@@ -128,13 +131,17 @@ END""",
   INSERT INTO memory_fts (memory_fts, rowid, title, content, tags)
     VALUES ('delete', old.id, old.title, old.content, old.tags);
 END""",
-    """CREATE TRIGGER memories_au_old AFTER UPDATE ON memories WHEN old.deleted IS NULL BEGIN
-  INSERT INTO memory_fts (memory_fts, rowid, title, content, tags)
-    VALUES ('delete', old.id, old.title, old.content, old.tags);
-END""",
+    # memories_au_new is created before memories_au_old, the reverse of the RFC's listing.
+    # SQLite fires triggers on one event newest first, so in the RFC's order the new row's
+    # text is indexed before the old text is deleted, and the 'delete' then drops the row's
+    # FTS5 size record: the index reports corruption on the next bm25 (docs/adr/0003).
     """CREATE TRIGGER memories_au_new AFTER UPDATE ON memories WHEN new.deleted IS NULL BEGIN
   INSERT INTO memory_fts (rowid, title, content, tags)
     VALUES (new.id, new.title, new.content, new.tags);
+END""",
+    """CREATE TRIGGER memories_au_old AFTER UPDATE ON memories WHEN old.deleted IS NULL BEGIN
+  INSERT INTO memory_fts (memory_fts, rowid, title, content, tags)
+    VALUES ('delete', old.id, old.title, old.content, old.tags);
 END""",
     """CREATE TRIGGER memories_vector_stale AFTER UPDATE ON memories
   WHEN new.deleted IS NOT NULL OR old.title <> new.title OR old.content <> new.content BEGIN

@@ -27,7 +27,7 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import Store
 
 from . import bm25
-from .connection import open_connection
+from .connection import open_connection, transaction
 from .errors import translated
 from .migrations import DEFAULT_MIGRATIONS, Migration, inspect_store, migrate
 from .paths import (
@@ -100,7 +100,6 @@ class SqliteStore:
             for connection in reversed(opened):
                 connection.close()
             raise
-        writer.transaction_mode = "IMMEDIATE"
         return cls(path, writer, opened[1:])
 
     # -- the unit of work ----------------------------------------------------------------
@@ -115,7 +114,7 @@ class SqliteStore:
         self._check_open()
         connection = self._pool.get()
         try:
-            with translated(self._name), connection:
+            with transaction(connection, self._name, immediate=False):
                 yield SqliteReadTx(connection, self._name)
         finally:
             self._pool.put(connection)
@@ -129,12 +128,10 @@ class SqliteStore:
         with self._write_lock:
             self._writing_thread = threading.get_ident()
             try:
-                with translated(self._name), self._writer:
+                with transaction(self._writer, self._name, immediate=True):
                     yield SqliteWriteTx(self._writer, self._name)
             finally:
                 self._writing_thread = None
-                if self._writer.in_transaction:  # only if COMMIT itself failed
-                    self._writer.execute("ROLLBACK")
 
     # -- maintenance ---------------------------------------------------------------------
 
@@ -150,7 +147,7 @@ class SqliteStore:
 
     def describe(self) -> dict[str, Any]:
         with self.read() as tx:
-            version = tx._rows("PRAGMA user_version")[0][0]
+            version = tx.schema_version()
         size = 0
         for name in (self.path, sidecar_paths(self.path)[0]):
             with suppress(FileNotFoundError):

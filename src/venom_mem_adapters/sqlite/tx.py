@@ -117,6 +117,9 @@ class SqliteReadTx:
         """Filter, then rank, in one statement; see bm25.py for why ranking has two forms."""
         if not tokens or limit <= 0 or where.access.nothing:
             return []
+        # FTS5 reads a query as a C string, so a NUL would end it mid-phrase (a syntax error).
+        # The tokenizer treats NUL as a separator anyway, so a space searches the same words.
+        tokens = [token.replace("\x00", " ") for token in tokens]
         match = fts_match_expression(tokens)
         candidates = memory_predicate(attrs.evolve(where, include_deleted=False))
         order_params: tuple[bytes, ...] = ()
@@ -203,6 +206,11 @@ class SqliteReadTx:
     def get_meta(self, key: str) -> str | None:
         row = self._one("SELECT value FROM meta WHERE key = ?", (key,))
         return row[0] if row else None
+
+    def schema_version(self) -> int:
+        """``user_version``, for store.status and doctor (not part of the port)."""
+        row = self._one("PRAGMA user_version")
+        return int(row[0]) if row else 0
 
     def counts(self) -> StoreCounts:
         row = self._one(
