@@ -11,14 +11,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no py.typed
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
 
@@ -42,9 +44,12 @@ def expected_tool_names() -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def adapter(world: World, token: str | None = None) -> AsyncIterator[ClientSession]:
-    """Start ``venom-mem mcp`` with ``token`` (or none) and an initialized session to it."""
-    env = world.environ(token)
+async def adapter(
+    world: World, token: str | None = None, **extra: str
+) -> AsyncIterator[ClientSession]:
+    """Start ``venom-mem mcp`` with ``token`` (or none) and ``extra`` in its environment, and
+    an initialized session to it."""
+    env = world.environ(token, **extra)
     params = StdioServerParameters(command=VENOM_MEM, args=["mcp"], env=env, cwd=str(world.root))
     log_path = world.root / f"mcp-{time.monotonic_ns()}.stderr"
     try:
@@ -350,10 +355,86 @@ def test_bad_tool_input_is_a_specific_invalid_params_error(world: World) -> None
             assert world.daemon_pid() is None
 
             # The content limit is the daemon's (memory.max_content_bytes): one byte over.
-            over = await error(session, "memory_dadd", space="user", content="x" * (MAX_CONTENT + 1))
+            over = await error(
+                session, "memory_dadd", space="user", content="x" * (MAX_CONTENT + 1)
+            )
             assert over["code"] == "invalid_params.range"
             assert over["data"]["param"] == "content"
             at_limit = await ok(session, "memory_dadd", space="user", content="y" * MAX_CONTENT)
             assert at_limit["changed"] is True
 
     run(scenario)
+
+
+def test_setup_lines_in_the_docs_work(world: World) -> None:
+    """docs/mcp-setup.md: each ``client add`` line runs as written, and each harness line
+    registers ``venom-mem mcp`` with the token printed for that harness."""
+    doc = (Path(__file__).parents[2] / "docs" / "mcp-setup.md").read_text()
+    commands = [line[2:] for line in doc.splitlines() if line.startswith("$ ")]
+    tokens: dict[str, str] = {}
+    for command in commands:
+        argv = shlex.split(command)
+        if argv[:2] != ["VENOM_MEM_TOKEN=@owner", "venom-mem"]:
+            continue
+        result = world.run(*argv[2:], token="@owner")
+        assert result.code == 0, (command, result)
+        out = result.json
+        tokens[out["principal"]] = out["token"]
+        assert out["client"] == argv[argv.index("--name") + 1]
+    assert set(tokens) == {"g1", "g2", "g3"}
+
+    harness_lines = [c for c in commands if c.split()[0] in ("claude", "codex", "opencode")]
+    assert [line.split()[0] for line in harness_lines] == ["claude", "codex", "opencode"]
+    registered: list[str] = []
+    for line in harness_lines:
+        argv = shlex.split(line)
+        assert "project" not in argv  # user config, never a committed project file (T4)
+        split = argv.index("--")
+        assert argv[split + 1 :] == ["venom-mem", "mcp"]
+        [setting] = [a for a in argv[:split] if a.startswith("VENOM_MEM_TOKEN=")]
+        principal = setting.split(".")[2]
+        registered.append(tokens[principal])
+    assert "--scope user" in harness_lines[0]
+
+    labels: list[str] = []
+
+    async def scenario() -> None:
+        for token in registered:
+            async with adapter(world, token) as session:
+                labels.append((await ok(session, "whoami"))["label"])
+
+    run(scenario)
+    assert labels == ["claude-code", "codex", "opencode"]
+
+
+def test_the_daemon_an_adapter_starts_gets_none_of_its_secrets(world: World) -> None:
+    token = world.add_client("claude-code")
+    world.stop_daemon()
+    secrets = {"OPENAI_API_KEY": "sk-not-for-the-daemon", "VENOM_MEM_PRINCIPAL": "g7"}
+    seen: dict[str, Any] = {}
+
+    async def scenario() -> None:
+        async with adapter(world, token, **secrets) as session:
+            who = await ok(session, "whoami")
+            assert who["label"] == "claude-code"
+            seen["pid"] = int((await ok(session, "ping"))["pid"])
+
+    run(scenario)
+    pid = seen["pid"]
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    names = {entry.split(b"=", 1)[0].decode() for entry in environ if entry}
+    assert "VENOM_MEM_TOKEN" not in names
+    assert not names & set(secrets)
+    assert token.encode() not in b"\0".join(environ)
+    assert os.readlink(f"/proc/{pid}/cwd") == "/"
+
+
+def test_owner_below_a_manager_is_refused_and_launches_nothing(world: World) -> None:
+    async def scenario() -> None:
+        async with adapter(world, "@owner", VENOM_MANAGER="1") as session:
+            refused = await error(session, "whoami")
+            assert refused["code"] == "denied.startup_context"
+
+    run(scenario)
+    assert world.daemon_pid() is None
+    assert not world.socket.exists()

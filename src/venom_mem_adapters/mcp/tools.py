@@ -156,9 +156,8 @@ def _refine(verb: Verb, args: dict[str, Any], mapped: VenomError) -> VenomError:
     try:
         check_params(verb, args)
     except VenomError as exc:
-        if exc.code.startswith("invalid_params.") and exc.data.get("param") == mapped.data.get(
-            "param"
-        ):
+        same_param = exc.data.get("param") == mapped.data.get("param")
+        if exc.code.startswith("invalid_params.") and same_param:
             return exc
     return mapped
 
@@ -188,7 +187,18 @@ def _exposed(verb: Verb) -> Verb:
     dropped = _DROPPED_PARAMS.get(verb.name)
     if not dropped:
         return verb
-    return dataclasses.replace(verb, params=tuple(p for p in verb.params if p.name not in dropped))
+    return Verb(
+        name=verb.name,
+        summary=verb.summary,
+        params=tuple(p for p in verb.params if p.name not in dropped),
+        result=verb.result,
+        errors=verb.errors,
+        right=verb.right,
+        resource=verb.resource,
+        starts_daemon=verb.starts_daemon,
+        local=verb.local,
+        examples=verb.examples,
+    )
 
 
 def exposed_verbs(manifest: Manifest) -> Iterable[Verb]:
