@@ -18,7 +18,7 @@ from .. import validation as v
 from ..clock import format_ts, parse_ts
 from ..errors import VenomError
 from ..grants import Resource, check
-from ..ports import ReadTx
+from ..ports import ReadTx, WriteTx
 from ..records import Memory, Principal, Version
 from ..shapes import memory_id, memory_json, version_entry_json
 from .app import App
@@ -77,6 +77,47 @@ def _version(memory: Memory, action: str, who: Principal, ts: str) -> Version:
         by=who.provenance,
         ts=ts,
     )
+
+
+def _check_revision(memory: Memory, revision: int) -> None:
+    if memory.revision != revision:
+        raise VenomError(
+            "conflict.memory_revision",
+            f"{memory_id(memory.id)} is at revision {memory.revision}",
+            {"current": memory.revision},
+        )
+
+
+def _check_no_duplicate(tx: ReadTx, memory: Memory, digest: bytes) -> None:
+    other = tx.find_live_by_content(memory.space, digest)
+    if other is not None and other.id != memory.id:
+        raise VenomError(
+            "conflict.memory_duplicate",
+            f"{memory_id(other.id)} already holds this content in {memory.space}",
+            {"id": memory_id(other.id)},
+        )
+
+
+def _commit_revision(
+    app: App,
+    tx: WriteTx,
+    who: Principal,
+    memory: Memory,
+    action: str,
+    *,
+    now: str | None = None,
+    **changes: Any,
+) -> Memory:
+    """The next revision of ``memory`` with ``changes``, written with its version; the
+    oldest versions beyond ``max_versions`` go."""
+    now = now or app.clock.now()
+    memory = attrs.evolve(
+        memory, **changes, revision=memory.revision + 1, updated_by=who.provenance, updated=now
+    )
+    tx.replace_memory(memory)
+    tx.insert_version(_version(memory, action, who, now))
+    tx.prune_versions(memory.id, app.settings.max_versions)
+    return memory
 
 
 def add_memory(
@@ -190,22 +231,11 @@ def update_memory(
     clean_tags = v.check_tags(tags) if tags is not None else None
     with app.store.write() as tx:
         memory = _load_checked(tx, who, "write", number)
-        if memory.revision != revision:
-            raise VenomError(
-                "conflict.memory_revision",
-                f"{id} is at revision {memory.revision}",
-                {"current": memory.revision},
-            )
+        _check_revision(memory, revision)
         changes: dict[str, Any] = {}
         if content is not None and content != memory.content:
             digest = content_hash(content)
-            other = tx.find_live_by_content(memory.space, digest)
-            if other is not None and other.id != memory.id:
-                raise VenomError(
-                    "conflict.memory_duplicate",
-                    f"{memory_id(other.id)} already holds this content in {memory.space}",
-                    {"id": memory_id(other.id)},
-                )
+            _check_no_duplicate(tx, memory, digest)
             changes.update(content=content, content_sha256=digest)
         if title is not None and title != memory.title:
             changes["title"] = title
@@ -215,17 +245,7 @@ def update_memory(
             changes["tags"] = clean_tags
         if not changes:
             return {"id": id, "revision": memory.revision, "changed": False}
-        now = app.clock.now()
-        memory = attrs.evolve(
-            memory,
-            **changes,
-            revision=memory.revision + 1,
-            updated_by=who.provenance,
-            updated=now,
-        )
-        tx.replace_memory(memory)
-        tx.insert_version(_version(memory, "update", who, now))
-        tx.prune_versions(memory.id, app.settings.max_versions)
+        memory = _commit_revision(app, tx, who, memory, "update", **changes)
     _emit(app, "memory.updated", memory)
     return {"id": id, "revision": memory.revision, "changed": True}
 
@@ -234,25 +254,11 @@ def delete_memory(app: App, who: Principal, *, id: str, revision: int) -> dict[s
     number = v.parse_id(id, "m", "id")
     with app.store.write() as tx:
         memory = _load_checked(tx, who, "write", number)
-        if memory.revision != revision:
-            raise VenomError(
-                "conflict.memory_revision",
-                f"{id} is at revision {memory.revision}",
-                {"current": memory.revision},
-            )
+        _check_revision(memory, revision)
         now = app.clock.now()
-        memory = attrs.evolve(
-            memory,
-            revision=memory.revision + 1,
-            updated_by=who.provenance,
-            updated=now,
-            deleted=now,
-        )
-        tx.replace_memory(memory)
-        tx.insert_version(_version(memory, "delete", who, now))
-        tx.prune_versions(memory.id, app.settings.max_versions)
+        memory = _commit_revision(app, tx, who, memory, "delete", now=now, deleted=now)
     _emit(app, "memory.deleted", memory)
-    return {"id": id, "revision": memory.revision, "deleted": now}
+    return {"id": id, "revision": memory.revision, "deleted": memory.deleted}
 
 
 def restore_memory(app: App, who: Principal, *, id: str) -> dict[str, Any]:
@@ -262,24 +268,8 @@ def restore_memory(app: App, who: Principal, *, id: str) -> dict[str, Any]:
         memory = _load_checked(tx, who, "write", number, include_deleted=True)
         if memory.deleted is None:
             return {"id": id, "revision": memory.revision}
-        other = tx.find_live_by_content(memory.space, memory.content_sha256)
-        if other is not None:
-            raise VenomError(
-                "conflict.memory_duplicate",
-                f"{memory_id(other.id)} already holds this content in {memory.space}",
-                {"id": memory_id(other.id)},
-            )
-        now = app.clock.now()
-        memory = attrs.evolve(
-            memory,
-            revision=memory.revision + 1,
-            updated_by=who.provenance,
-            updated=now,
-            deleted=None,
-        )
-        tx.replace_memory(memory)
-        tx.insert_version(_version(memory, "restore", who, now))
-        tx.prune_versions(memory.id, app.settings.max_versions)
+        _check_no_duplicate(tx, memory, memory.content_sha256)
+        memory = _commit_revision(app, tx, who, memory, "restore", deleted=None)
     _emit(app, "memory.restored", memory)
     return {"id": id, "revision": memory.revision}
 
