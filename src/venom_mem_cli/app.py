@@ -15,7 +15,7 @@ from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.manifest_types import Param, Verb
 
 from .argv import convert
-from .run import call_daemon, print_error, print_json
+from .run import call_daemon, print_error, print_json, result_exit_code
 
 __all__ = ["build_cli", "run_app"]
 
@@ -66,11 +66,16 @@ def _invoke(verb: Verb, raw: dict[str, Any], as_json: bool) -> None:
         from .render import render
 
         render(verb, result)
+    code = result_exit_code(verb, result)
+    if code:
+        sys.exit(code)
 
 
 def _command(verb: Verb, name: str) -> click.Command:
     def callback(**raw: Any) -> None:
         as_json = bool(raw.pop("json_output", False))
+        if verb.name == "events" and _follow(verb, raw, as_json):
+            return
         _invoke(verb, raw, as_json)
 
     command = click.Command(
@@ -84,6 +89,21 @@ def _command(verb: Verb, name: str) -> click.Command:
     return click.option("--json", "json_output", is_flag=True, help="Print one line of JSON")(
         command
     )
+
+
+# -- events --follow streams until interrupted; the loop is in follow.py -----------------------
+
+
+def _follow(verb: Verb, raw: dict[str, Any], as_json: bool) -> bool:
+    """Run ``events --follow`` and exit; ``False`` when ``--follow`` wasn't asked for."""
+    from .follow import run_follow, wants_follow
+
+    if not wants_follow(verb, raw):
+        return False
+    sys.exit(run_follow(verb, raw, as_json, os.environ))
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def _serve_command() -> click.Command:

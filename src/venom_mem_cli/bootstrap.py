@@ -121,6 +121,7 @@ def _serve_locked(
     status: StatusPipe,
 ) -> int:
     from venom_mem_adapters.daemon.event_log import EventLog
+    from venom_mem_adapters.daemon import ops
     from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
     from venom_mem_adapters.sqlite import SqliteStore, StoreLock, default_store_path
     from venom_mem_core.clock import SystemClock
@@ -144,6 +145,7 @@ def _serve_locked(
                 on_demand=on_demand,
                 handlers=_extra_handlers(),
             )
+            ops.attach(daemon)
             anyio.run(_run_daemon, daemon, sock, status, app)
         finally:
             store.close()

@@ -17,15 +17,16 @@ def run_json(argv: Sequence[str]) -> int | None:
     from venom_mem_core.errors import VenomError
 
     from .argv import find_verb, parse_argv
-    from .run import call_daemon, print_json
+    from .run import call_daemon, print_json, result_exit_code
 
     found = find_verb(argv)
     if found is not None and (found[0].local or found[0].name == "events"):
         return None
     try:
         verb, params, _ = parse_argv(argv)
-        print_json(call_daemon(verb, params, os.environ))
-        return 0
+        result = call_daemon(verb, params, os.environ)
+        print_json(result)
+        return result_exit_code(verb, result)
     except VenomError as error:
         print_json({"error": error.to_json()})
         return error.exit_code

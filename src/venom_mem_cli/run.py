@@ -17,7 +17,7 @@ TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still s
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-__all__ = ["call_daemon", "print_error", "print_json"]
+__all__ = ["call_daemon", "print_error", "print_json", "result_exit_code"]
 
 
 def call_daemon(
@@ -29,6 +29,11 @@ def call_daemon(
     checked = check_params(verb, params)
     with connect(environ, may_start=verb.starts_daemon) as conn:
         return conn.call(verb.name, checked)
+
+
+def result_exit_code(verb: Verb, result: Mapping[str, Any]) -> int:
+    """0, except a doctor report with a failing check, which exits 1 (CONTRACT section 9)."""
+    return 1 if verb.name == "doctor" and result.get("status") == 2 else 0
 
 
 def print_json(obj: Mapping[str, Any], out: TextIO = sys.stdout) -> None:

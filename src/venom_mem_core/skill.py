@@ -53,10 +53,10 @@ def _params(verb: Verb) -> str:
 
 
 def _verb_line(verb: Verb, tool: str) -> str:
-    right = verb.right or "anyone"
+    right = f"needs {verb.right}" if verb.right else "needs no right"
     cli = f"`{_cli(verb, tool)}`"
     where = f"CLI only: {cli}" if verb.local else f"MCP `{tool_name(verb.name)}`, CLI {cli}"
-    return f"- `{verb.name}`({_params(verb)}) — {where}; right: {right}. {verb.summary}"
+    return f"- `{verb.name}`({_params(verb)}) — {where}; {right}. {verb.summary}"
 
 
 def render_skill(manifest: Manifest = MANIFEST) -> str:

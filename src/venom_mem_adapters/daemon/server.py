@@ -318,6 +318,8 @@ class Connection:
                 while True:
                     try:
                         line = await reader.receive_until(b"\n", MAX_FRAME - 1)
+                        if len(line) > MAX_FRAME - 1:  # found in one big chunk: still too big
+                            raise anyio.DelimiterNotFound(MAX_FRAME - 1)
                     except anyio.DelimiterNotFound:
                         await self.send(
                             _error_reply(

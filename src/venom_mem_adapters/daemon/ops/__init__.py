@@ -3,17 +3,12 @@
 
 :func:`handlers` is merged into the daemon's table at start-up. :func:`attach` starts what
 runs beside the verbs for the daemon's whole life (the audit log's subscription to the event
-log); the composition root should call it once the daemon is built. Every handler here also
-attaches on its first call, so a daemon that was never attached still audits everything its
-event log retains.
+log); the composition root calls it once the daemon is built.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
-from ..server import Daemon, DaemonHandler, Request
+from ..server import Daemon, DaemonHandler
 from . import audit, config_verbs, doctor, events, skill
 
 __all__ = ["attach", "handlers"]
@@ -24,18 +19,9 @@ def attach(daemon: Daemon) -> None:
     audit.attach(daemon)
 
 
-def _attaching(handler: DaemonHandler) -> DaemonHandler:
-    @functools.wraps(handler)
-    async def run(request: Request) -> dict[str, Any]:
-        attach(request.daemon)
-        return await handler(request)
-
-    return run
-
-
 def handlers() -> dict[str, DaemonHandler]:
     """Verb name -> handler, merged into the daemon's table at start-up."""
-    table: dict[str, DaemonHandler] = {
+    return {
         "doctor": doctor.doctor_verb,
         "config.get": config_verbs.config_get,
         "config.set": config_verbs.config_set,
@@ -45,4 +31,3 @@ def handlers() -> dict[str, DaemonHandler]:
         "skill.install": skill.skill_install_verb,
         "audit": audit.audit_verb,
     }
-    return {name: _attaching(handler) for name, handler in table.items()}

@@ -1,0 +1,140 @@
+"""``venom-mem events --follow``: stream events, one JSON line each, until interrupted.
+
+It calls ``events`` again and again with the last reply's cursor and a long-poll ``wait_ms``,
+so a new event is printed as soon as the daemon has it. Snapshot entities (the first reply,
+and again after the daemon restarted) are printed first, one line each, before the events.
+Output is JSON lines with or without ``--json`` (CONTRACT section 8). Like ``events``, it
+never starts a daemon; if the daemon goes away it reconnects for a few seconds, and the
+stale cursor then brings a snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+from venom_mem_core.errors import VenomError
+from venom_mem_core.manifest_types import Verb
+from venom_mem_core.params import check_params
+
+from .argv import convert
+from .run import print_error, print_json
+
+if TYPE_CHECKING:
+    from venom_mem_adapters.client import Connection
+
+__all__ = ["POLL_WAIT_MS", "follow", "run_follow", "wants_follow"]
+
+POLL_WAIT_MS = 20_000
+RECONNECT_S = 5.0
+_RECONNECT_PAUSE_S = 0.1
+_LOST = ("unavailable.connection", "unavailable.not_running")
+
+
+def wants_follow(verb: Verb, raw: Mapping[str, Any]) -> bool:
+    """Whether the command line asked for ``--follow`` (a bad value is left to ``events``)."""
+    param = verb.param("follow")
+    value = raw.get("follow")
+    if param is None or value is None:
+        return False
+    try:
+        return convert(param, str(value)) is True
+    except VenomError:
+        return False
+
+
+def _write_line(obj: Mapping[str, Any], out: TextIO) -> None:
+    out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def _call(conn: Connection, verb: Verb, request: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return conn.call(verb.name, check_params(verb, request))
+    except OSError as exc:  # the socket broke mid-call
+        raise VenomError("unavailable.connection", f"lost the daemon: {exc}") from None
+
+
+def follow(
+    verb: Verb,
+    params: Mapping[str, Any],
+    environ: Mapping[str, str],
+    out: TextIO = sys.stdout,
+    *,
+    max_calls: int | None = None,
+) -> None:
+    """Stream until interrupted (or ``max_calls`` replies, for tests). Raises VenomError."""
+    from venom_mem_adapters.client import connect
+
+    base = {k: v for k, v in params.items() if k not in ("follow", "after")}
+    base.setdefault("wait_ms", POLL_WAIT_MS)
+    cursor = params.get("after")
+    calls = 0
+    conn: Connection | None = None
+    lost_since: float | None = None
+    try:
+        while max_calls is None or calls < max_calls:
+            request = dict(base)
+            if cursor:
+                request["after"] = cursor
+            try:
+                if conn is None:
+                    conn = connect(environ, may_start=False)
+                reply = _call(conn, verb, request)
+            except VenomError as error:
+                # Once streaming, a daemon that went away is waited for a little: a restarted
+                # one answers the old cursor with a snapshot.
+                if error.code not in _LOST or calls == 0:
+                    raise
+                if conn is not None:
+                    conn.close()
+                    conn = None
+                now = time.monotonic()
+                lost_since = now if lost_since is None else lost_since
+                if now - lost_since > RECONNECT_S:
+                    raise
+                time.sleep(_RECONNECT_PAUSE_S)
+                continue
+            lost_since = None
+            calls += 1
+            for entity in reply.get("snapshot") or []:
+                _write_line(entity, out)
+            for event in reply.get("events") or []:
+                _write_line(event, out)
+            out.flush()
+            cursor = reply.get("cursor") or cursor
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def run_follow(
+    verb: Verb, raw: Mapping[str, Any], as_json: bool, environ: Mapping[str, str]
+) -> int:
+    """The command: convert the flags, stream, and turn the outcome into an exit code."""
+    try:
+        params = {
+            name: convert(param, str(value))
+            for name, value in raw.items()
+            if value is not None and (param := verb.param(name)) is not None
+        }
+        check_params(verb, params)
+        follow(verb, params, environ)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`events --follow | head`): a normal end. Point stdout at the
+        # null device so the interpreter's last flush doesn't complain.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except VenomError as error:
+        if as_json:
+            print_json({"error": error.to_json()})
+        else:
+            print_error(error)
+        return error.exit_code
+    return 0
