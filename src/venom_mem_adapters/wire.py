@@ -4,6 +4,7 @@ most 1 MiB including the newline. Standard library only."""
 from __future__ import annotations
 
 import json
+
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
     from typing import Any

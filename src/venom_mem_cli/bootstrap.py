@@ -120,8 +120,8 @@ def _serve_locked(
     on_demand: bool,
     status: StatusPipe,
 ) -> int:
-    from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon import ops
+    from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
     from venom_mem_adapters.sqlite import SqliteStore, StoreLock, default_store_path
     from venom_mem_core.clock import SystemClock

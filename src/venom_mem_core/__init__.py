@@ -8,6 +8,7 @@ path can read the manifest without pulling in attrs.
 from __future__ import annotations
 
 import importlib
+
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
     from .clock import FixedClock as FixedClock

@@ -22,6 +22,7 @@ httpx) into these codes in one place each, so nothing above them sees a driver e
 from __future__ import annotations
 
 from collections.abc import Mapping
+
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
     from typing import Any

@@ -29,8 +29,10 @@ class _Frozen:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Frozen) and type(other) is type(self) and (
-            self._values() == other._values()
+        return (
+            isinstance(other, _Frozen)
+            and type(other) is type(self)
+            and (self._values() == other._values())
         )
 
     def __hash__(self) -> int:
@@ -46,7 +48,17 @@ class Type(_Frozen):
     ``object`` or ``any``, with the constraints the dispatch enforces. ``open``: an object
     whose members are not enumerated."""
 
-    __slots__ = ("choices", "fields", "items", "kind", "max", "max_items", "min", "nullable", "open")
+    __slots__ = (
+        "choices",
+        "fields",
+        "items",
+        "kind",
+        "max",
+        "max_items",
+        "min",
+        "nullable",
+        "open",
+    )
     kind: str
     items: Type | None
     choices: tuple[str, ...]

@@ -40,6 +40,7 @@ import attrs
 import httpx
 
 from venom_mem_core.clock import SystemClock
+from venom_mem_core.config import check_embeddings_url
 from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import Clock
 
@@ -97,13 +98,8 @@ class HttpEmbedder:
         transport: httpx.BaseTransport | None = None,
         clock: Clock | None = None,
     ) -> None:
+        check_embeddings_url(base_url)  # https, or http to loopback; no userinfo (T7, T8)
         parts = urlsplit(base_url)
-        if parts.username is not None or parts.password is not None:
-            raise VenomError.param(
-                "embeddings_url",
-                "embeddings.base_url",
-                "embeddings.base_url must not carry credentials; put the key in embeddings.api_key",
-            )
         if dimensions < 1:
             raise ValueError("dimensions must be at least 1")
         self._url = base_url.rstrip("/") + "/embeddings"
@@ -123,6 +119,7 @@ class HttpEmbedder:
         )
         self._health_lock = threading.Lock()
         self._last_health: EmbedHealth | None = None
+        self._last_ok: str | None = None
 
     @property
     def model(self) -> str:
@@ -143,6 +140,12 @@ class HttpEmbedder:
         with self._health_lock:
             return self._last_health
 
+    @property
+    def last_ok(self) -> str | None:
+        """When a call last succeeded (RFC 3339), or ``None``."""
+        with self._health_lock:
+            return self._last_ok
+
     def close(self) -> None:
         self._client.close()
 
@@ -152,15 +155,24 @@ class HttpEmbedder:
         """One vector of ``dimensions`` numbers per text, in order.
 
         Raises :class:`EmbeddingError` on any failure, after recording it in
-        :attr:`last_health`. ``timeout_s`` bounds the whole call, body included.
+        :attr:`last_health`. ``timeout_s`` bounds each network step (connect, send, every
+        read) and the arrival of the whole body; a caller that needs one hard deadline
+        (a query) also stops waiting after it.
         """
         if not texts:
             return []
         try:
             vectors = self._call(list(texts), timeout_s)
         except EmbeddingError as error:
-            self._record(EmbedHealth(ok=False, at=self._clock.now(), message=error.message,
-                                     reason=error.reason, inputs=len(texts)))
+            self._record(
+                EmbedHealth(
+                    ok=False,
+                    at=self._clock.now(),
+                    message=error.message,
+                    reason=error.reason,
+                    inputs=len(texts),
+                )
+            )
             raise
         self._record(
             EmbedHealth(
@@ -175,6 +187,8 @@ class HttpEmbedder:
     def _record(self, health: EmbedHealth) -> None:
         with self._health_lock:
             self._last_health = health
+            if health.ok:
+                self._last_ok = health.at
 
     def _call(self, texts: list[str], timeout_s: float) -> list[list[float]]:
         deadline = time.monotonic() + timeout_s
@@ -186,7 +200,7 @@ class HttpEmbedder:
                 json={"model": self._model, "input": texts},
                 timeout=httpx.Timeout(timeout_s),
             ) as response:
-                if not 200 <= response.status_code < 300:  # noqa: PLR2004 (HTTP's 2xx)
+                if not 200 <= response.status_code < 300:
                     raise EmbeddingError(
                         "status",
                         f"{self._host} answered HTTP {response.status_code}"

@@ -70,16 +70,20 @@ def _configure(connection: apsw.Connection, path: Path, *, readonly: bool) -> No
         connection.pragma(name, value)
 
 
-def open_connection(path: str | os.PathLike[str], *, readonly: bool) -> apsw.Connection:
+def open_connection(
+    path: str | os.PathLike[str], *, readonly: bool, vfs: str | None = None
+) -> apsw.Connection:
     """Open the store database with the settings every connection must have.
 
     The file must exist (the store creates it 0600 first, so SQLite never creates it with
-    its own default mode). A writer also switches the database to WAL.
+    its own default mode). A writer also switches the database to WAL. ``vfs`` names a
+    registered SQLite VFS (tests run the real store on a fault-injecting shim); ``None`` is
+    the default one.
     """
     path = Path(path)
     flags = _COMMON_FLAGS | (apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE)
     with translated(str(path)):
-        connection = apsw.Connection(str(path), flags=flags)
+        connection = apsw.Connection(str(path), flags=flags, vfs=vfs)
         try:
             _configure(connection, path, readonly=readonly)
         except BaseException:
@@ -88,7 +92,7 @@ def open_connection(path: str | os.PathLike[str], *, readonly: bool) -> apsw.Con
     return connection
 
 
-def open_inspection(path: str | os.PathLike[str]) -> apsw.Connection:
+def open_inspection(path: str | os.PathLike[str], *, vfs: str | None = None) -> apsw.Connection:
     """A read-only look at a database that creates and changes no file at all.
 
     A plain read-only connection to a WAL database creates ``-wal`` and ``-shm`` beside it,
@@ -105,7 +109,7 @@ def open_inspection(path: str | os.PathLike[str]) -> apsw.Connection:
         name = f"file:{quote(name)}?immutable=1"
         flags |= apsw.SQLITE_OPEN_URI
     with translated(str(path)):
-        connection = apsw.Connection(name, flags=flags)
+        connection = apsw.Connection(name, flags=flags, vfs=vfs)
         try:
             _lock_down(connection)
         except BaseException:

@@ -68,7 +68,7 @@ def _not_a_store(path: Path, reason: str) -> VenomError:
     )
 
 
-def inspect_store(path: Path, *, supported: int) -> int:
+def inspect_store(path: Path, *, supported: int, vfs: str | None = None) -> int:
     """The schema version of the database at ``path``, 0 for a new one, without touching it.
 
     Raises ``failed.store`` for a file that is not SQLite or belongs to another application,
@@ -77,7 +77,7 @@ def inspect_store(path: Path, *, supported: int) -> int:
     if not path.exists() or path.stat().st_size == 0:
         return 0
     try:
-        connection = open_inspection(path)
+        connection = open_inspection(path, vfs=vfs)
         try:
             with translated(str(path)):
                 application_id: int = connection.pragma("application_id")

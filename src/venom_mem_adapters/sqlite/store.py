@@ -68,11 +68,14 @@ class SqliteStore:
         *,
         migrations: Sequence[Migration] = DEFAULT_MIGRATIONS,
         readers: int = 4,
+        vfs: str | None = None,
     ) -> SqliteStore:
         """Check the files, migrate (or create) the schema and open the connections.
 
         Order matters: permissions first, then the version is read without touching the
-        file, and only a supported database is opened for writing.
+        file, and only a supported database is opened for writing. ``vfs`` names a registered
+        SQLite VFS for every connection (tests use a fault-injecting shim); ``None`` is the
+        default.
         """
         if readers < 1:
             raise ValueError("a store needs at least one reader connection")
@@ -82,18 +85,18 @@ class SqliteStore:
         for sidecar in sidecar_paths(path):
             check_private_file(sidecar)
         if exists:
-            inspect_store(path, supported=len(migrations))
+            inspect_store(path, supported=len(migrations), vfs=vfs)
         else:
             create_private_file(path)
         opened: list[apsw.Connection] = []
         try:
-            writer = open_connection(path, readonly=False)
+            writer = open_connection(path, readonly=False, vfs=vfs)
             opened.append(writer)
             migrate(writer, path, migrations)
             for sidecar in sidecar_paths(path):
                 check_private_file(sidecar)
             for _ in range(readers):
-                opened.append(open_connection(path, readonly=True))
+                opened.append(open_connection(path, readonly=True, vfs=vfs))
             for connection in opened:
                 bm25.register(connection)
         except BaseException:

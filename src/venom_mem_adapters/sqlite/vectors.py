@@ -48,8 +48,7 @@ __all__ = [
 EMBEDDING_DTYPE = np.dtype("<f4")
 
 _PENDING = (
-    "m.deleted IS NULL"
-    " AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v WHERE v.memory = m.id)"
+    "m.deleted IS NULL AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v WHERE v.memory = m.id)"
 )
 
 
@@ -119,10 +118,25 @@ class VectorRows:
     kinds: list[str]
     tags: list[str]
     sessions: list[int | None]
+    stale: list[int] = attrs.field(factory=list)
 
 
-def _split_tags(tags: str) -> tuple[str, ...]:
-    return tuple(tags.split()) if tags else ()
+Row = tuple[Any, ...]
+
+
+def _fetch(connection: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
+    """Every row of one statement, fetched eagerly, apsw errors translated."""
+    with translated(_path(connection)):
+        rows: list[Row] = connection.execute(sql, params).fetchall()
+    return rows
+
+
+def _facets(row: Sequence[Any]) -> MemoryFacets:
+    """From ``space, principal, kind, tags, session`` columns."""
+    space, principal, kind, tags, session = row
+    return MemoryFacets(
+        space=space, author=principal, kind=kind, tags=tuple(tags.split()), session=session
+    )
 
 
 def _path(connection: apsw.Connection) -> str:
@@ -133,42 +147,57 @@ def _path(connection: apsw.Connection) -> str:
 
 
 def load_vectors(
-    connection: apsw.Connection, model: str, dimensions: int, *, spare_rows: int = 0
+    connection: apsw.Connection,
+    model: str,
+    dimensions: int,
+    *,
+    spare_fraction: float = 0.0,
+    min_spare: int = 0,
 ) -> VectorRows:
     """Read every live memory's vector of ``model`` with its facets, in one pass.
 
-    Blobs are copied straight into one preallocated float32 matrix; a blob of the wrong
-    length (there should be none after :func:`delete_stale_vectors`) is skipped.
+    Call it inside a read transaction, so the count and the rows come from one snapshot.
+    Blobs are copied straight into one preallocated float32 matrix, as many rows as live
+    memories (a cheap count, through the ``memories_space`` index, that bounds the vectors
+    from above) plus ``max(min_spare, spare_fraction * live)`` spare rows. Vectors of
+    another model or of the wrong length are left out and their memories listed in
+    ``stale``, so serve learns whether :func:`delete_stale_vectors` has work to do without
+    a second scan of the table.
     """
     row_bytes = dimensions * EMBEDDING_DTYPE.itemsize
+    upper = int(_fetch(connection, "SELECT count(*) FROM memories WHERE deleted IS NULL")[0][0])
+    spare = max(min_spare, int(upper * spare_fraction), 0)
+    matrix = np.empty((upper + spare, dimensions), dtype=EMBEDDING_DTYPE)
+    raw = matrix.data.cast("B")
     with translated(_path(connection)):
-        (upper,) = connection.execute(
-            "SELECT count(*) FROM memory_vectors WHERE model = ?", (model,)
-        ).fetchall()[0]
-        matrix = np.empty((upper + max(spare_rows, 0), dimensions), dtype=EMBEDDING_DTYPE)
-        raw = memoryview(matrix).cast("B")
         ids: list[int] = []
         spaces: list[str] = []
         authors: list[str] = []
         kinds: list[str] = []
         tags: list[str] = []
         sessions: list[int | None] = []
+        stale: list[int] = []
         cursor = connection.execute(
-            "SELECT v.memory, v.embedding, m.space, m.principal, m.kind, m.tags, m.session"
-            " FROM memory_vectors AS v JOIN memories AS m ON m.id = v.memory"
-            " WHERE v.model = ? AND m.deleted IS NULL AND length(v.embedding) = ?",
-            (model, row_bytes),
+            "SELECT v.memory, v.model, v.embedding, m.space, m.principal, m.kind, m.tags,"
+            " m.session FROM memory_vectors AS v JOIN memories AS m ON m.id = v.memory"
+            " WHERE m.deleted IS NULL"
         )
-        for memory, blob, space, principal, kind, tag_text, session in cursor:
+        # One str object per distinct value: a space or tag set repeats on many rows, and a
+        # copy per row would stay in the allocator's arenas after the load.
+        same: dict[str, str] = {}
+        for memory, vector_model, blob, space, principal, kind, tag_text, session in cursor:
             row = len(ids)
-            if row >= upper or len(blob) != row_bytes:
+            if vector_model != model or len(blob) != row_bytes:
+                stale.append(memory)
+                continue
+            if row >= upper:
                 continue  # the count is from the same snapshot; this is belt and braces
             raw[row * row_bytes : (row + 1) * row_bytes] = blob
             ids.append(memory)
-            spaces.append(space)
-            authors.append(principal)
-            kinds.append(kind)
-            tags.append(tag_text)
+            spaces.append(same.setdefault(space, space))
+            authors.append(same.setdefault(principal, principal))
+            kinds.append(same.setdefault(kind, kind))
+            tags.append(same.setdefault(tag_text, tag_text))
             sessions.append(session)
     return VectorRows(
         ids=np.asarray(ids, dtype=np.int64),
@@ -179,6 +208,7 @@ def load_vectors(
         kinds=kinds,
         tags=tags,
         sessions=sessions,
+        stale=stale,
     )
 
 
@@ -186,35 +216,32 @@ def stored_vector(
     connection: apsw.Connection, memory: int, model: str, dimensions: int
 ) -> StoredVector | None:
     """The memory's vector of ``model`` with its facets, if it is live and has one."""
-    with translated(_path(connection)):
-        rows = connection.execute(
-            "SELECT v.embedding, m.space, m.principal, m.kind, m.tags, m.session"
-            " FROM memory_vectors AS v JOIN memories AS m ON m.id = v.memory"
-            " WHERE v.memory = ? AND v.model = ? AND m.deleted IS NULL",
-            (memory, model),
-        ).fetchall()
+    rows = _fetch(
+        connection,
+        "SELECT v.embedding, m.space, m.principal, m.kind, m.tags, m.session"
+        " FROM memory_vectors AS v JOIN memories AS m ON m.id = v.memory"
+        " WHERE v.memory = ? AND v.model = ? AND m.deleted IS NULL",
+        (memory, model),
+    )
     if not rows:
         return None
-    blob, space, principal, kind, tag_text, session = rows[0]
+    blob, *facets = rows[0]
     try:
         vector = decode_vector(blob, dimensions)
     except ValueError:
         return None
-    facets = MemoryFacets(
-        space=space, author=principal, kind=kind, tags=_split_tags(tag_text), session=session
-    )
-    return StoredVector(id=memory, vector=vector, facets=facets)
+    return StoredVector(id=memory, vector=vector, facets=_facets(facets))
 
 
 def pending_memories(connection: apsw.Connection, *, limit: int) -> list[PendingText]:
     """Up to ``limit`` pending memories, newest first, so a new memory is embedded soon
     even behind a backlog."""
-    with translated(_path(connection)):
-        rows = connection.execute(
-            "SELECT m.id, m.title, m.content, m.content_sha256 FROM memories AS m"
-            f" WHERE {_PENDING} ORDER BY m.id DESC LIMIT ?",
-            (limit,),
-        ).fetchall()
+    rows = _fetch(
+        connection,
+        "SELECT m.id, m.title, m.content, m.content_sha256 FROM memories AS m"
+        f" WHERE {_PENDING} ORDER BY m.id DESC LIMIT ?",
+        (limit,),
+    )
     return [
         PendingText(id=id_, title=title, content=content, content_sha256=bytes(digest))
         for id_, title, content, digest in rows
@@ -222,44 +249,37 @@ def pending_memories(connection: apsw.Connection, *, limit: int) -> list[Pending
 
 
 def count_pending(connection: apsw.Connection) -> int:
-    with translated(_path(connection)):
-        rows = connection.execute(f"SELECT count(*) FROM memories AS m WHERE {_PENDING}")
-        return int(rows.fetchall()[0][0])
+    return int(_fetch(connection, f"SELECT count(*) FROM memories AS m WHERE {_PENDING}")[0][0])
 
 
 def count_pending_before(connection: apsw.Connection, updated_before: str) -> int:
     """Pending memories last changed before the timestamp (RFC 3339, compared as text)."""
-    with translated(_path(connection)):
-        rows = connection.execute(
-            f"SELECT count(*) FROM memories AS m WHERE {_PENDING} AND m.updated < ?",
-            (updated_before,),
-        )
-        return int(rows.fetchall()[0][0])
+    rows = _fetch(
+        connection,
+        f"SELECT count(*) FROM memories AS m WHERE {_PENDING} AND m.updated < ?",
+        (updated_before,),
+    )
+    return int(rows[0][0])
 
 
 def count_vectors(connection: apsw.Connection, model: str | None = None) -> int:
-    with translated(_path(connection)):
-        if model is None:
-            rows = connection.execute("SELECT count(*) FROM memory_vectors")
-        else:
-            rows = connection.execute(
-                "SELECT count(*) FROM memory_vectors WHERE model = ?", (model,)
-            )
-        return int(rows.fetchall()[0][0])
+    if model is None:
+        return int(_fetch(connection, "SELECT count(*) FROM memory_vectors")[0][0])
+    rows = _fetch(connection, "SELECT count(*) FROM memory_vectors WHERE model = ?", (model,))
+    return int(rows[0][0])
 
 
 def has_vector(connection: apsw.Connection, memory: int, model: str | None = None) -> bool:
     """True when the memory has a stored vector (of ``model``, when given)."""
-    with translated(_path(connection)):
-        if model is None:
-            rows = connection.execute(
-                "SELECT 1 FROM memory_vectors WHERE memory = ?", (memory,)
-            ).fetchall()
-        else:
-            rows = connection.execute(
-                "SELECT 1 FROM memory_vectors WHERE memory = ? AND model = ?", (memory, model)
-            ).fetchall()
-    return bool(rows)
+    if model is None:
+        return bool(_fetch(connection, "SELECT 1 FROM memory_vectors WHERE memory = ?", (memory,)))
+    return bool(
+        _fetch(
+            connection,
+            "SELECT 1 FROM memory_vectors WHERE memory = ? AND model = ?",
+            (memory, model),
+        )
+    )
 
 
 # -- changes (inside the writer's transaction) ---------------------------------------------
@@ -271,12 +291,12 @@ def delete_stale_vectors(connection: apsw.Connection, model: str, dimensions: in
     Their memories become pending, and the worker embeds them again with the configured
     model. Returns how many rows were deleted.
     """
-    with translated(_path(connection)):
-        connection.execute(
-            "DELETE FROM memory_vectors WHERE model <> ? OR length(embedding) <> ?",
-            (model, dimensions * EMBEDDING_DTYPE.itemsize),
-        ).fetchall()
-        return int(connection.changes())
+    _fetch(
+        connection,
+        "DELETE FROM memory_vectors WHERE model <> ? OR length(embedding) <> ?",
+        (model, dimensions * EMBEDDING_DTYPE.itemsize),
+    )
+    return int(connection.changes())
 
 
 def upsert_vector(
@@ -284,30 +304,30 @@ def upsert_vector(
     pending: PendingText,
     model: str,
     vector: Sequence[float] | npt.NDArray[Any],
-) -> MemoryFacets | None:
+) -> StoredVector | None:
     """Store the vector computed from ``pending``'s text, if that is still the memory's text.
 
     The memory may have changed or gone while its text was being embedded; then nothing is
     stored (it stays pending if it is live) and ``None`` is returned. Otherwise the vector is
-    stored normalized, replacing any earlier one, and the memory's facets are returned for
-    the index. A zero or non-finite vector is ValueError.
+    stored normalized, replacing any earlier one, and returned as stored (the float32 unit
+    vector) with the memory's facets, for the index. A zero or non-finite vector is
+    ValueError.
     """
     blob = encode_vector(vector)
-    with translated(_path(connection)):
-        rows = connection.execute(
-            "SELECT space, principal, kind, tags, session FROM memories"
-            " WHERE id = ? AND deleted IS NULL AND title = ? AND content_sha256 = ?",
-            (pending.id, pending.title, pending.content_sha256),
-        ).fetchall()
-        if not rows:
-            return None
-        connection.execute(
-            "INSERT INTO memory_vectors (memory, model, embedding) VALUES (?, ?, ?)"
-            " ON CONFLICT (memory) DO UPDATE"
-            " SET model = excluded.model, embedding = excluded.embedding",
-            (pending.id, model, blob),
-        ).fetchall()
-    space, principal, kind, tag_text, session = rows[0]
-    return MemoryFacets(
-        space=space, author=principal, kind=kind, tags=_split_tags(tag_text), session=session
+    rows = _fetch(
+        connection,
+        "SELECT space, principal, kind, tags, session FROM memories"
+        " WHERE id = ? AND deleted IS NULL AND title = ? AND content_sha256 = ?",
+        (pending.id, pending.title, pending.content_sha256),
     )
+    if not rows:
+        return None
+    _fetch(
+        connection,
+        "INSERT INTO memory_vectors (memory, model, embedding) VALUES (?, ?, ?)"
+        " ON CONFLICT (memory) DO UPDATE"
+        " SET model = excluded.model, embedding = excluded.embedding",
+        (pending.id, model, blob),
+    )
+    stored = decode_vector(blob, len(blob) // EMBEDDING_DTYPE.itemsize)
+    return StoredVector(id=pending.id, vector=stored, facets=_facets(rows[0]))
