@@ -123,6 +123,7 @@ def _serve_locked(
     from venom_mem_adapters.daemon import ops
     from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
+    from venom_mem_adapters.embeddings.service import EmbeddingService, embedder_from_config
     from venom_mem_adapters.sqlite import SqliteStore, StoreLock, default_store_path
     from venom_mem_core.clock import SystemClock
     from venom_mem_core.usecases.app import App
@@ -134,19 +135,41 @@ def _serve_locked(
         try:
             clock = SystemClock()
             events = EventLog(clock)
-            app = App(store=store, clock=clock, events=events, settings=config.memory_settings())
+            embedder = embedder_from_config(config.embeddings)
+            app = App(
+                store=store,
+                clock=clock,
+                events=events,
+                embedder=embedder,
+                settings=config.memory_settings(),
+            )
             with contextlib.suppress(VenomError):
                 sweep_tombstones(app)  # a busy checkpoint is retried at the next sweep
+            handlers = _extra_handlers()
+            service = None
+            if embedder is not None:
+                service = EmbeddingService(
+                    app=app, store=store, config=config.embeddings, events=events
+                )
+                service.start()  # drops other models' vectors, loads the matrix
+                handlers.update(service.handlers())
             daemon = Daemon(
                 app=app,
                 events=events,
                 config=config,
                 paths=DaemonPaths(socket=sock, store=store_path, config=config_path),
                 on_demand=on_demand,
-                handlers=_extra_handlers(),
+                handlers=handlers,
             )
             ops.attach(daemon)
-            anyio.run(_run_daemon, daemon, sock, status, app)
+            if service is not None:
+                daemon.embedding_facts = service.embedding_facts
+                daemon.config_listeners.append(lambda new: service.reconfigure(new.embeddings))
+            try:
+                anyio.run(_run_daemon, daemon, sock, status, app, service)
+            finally:
+                if service is not None:
+                    service.close()
         finally:
             store.close()
     return 0
@@ -159,7 +182,7 @@ def _extra_handlers() -> dict[str, Any]:
     return dict(ops.handlers())
 
 
-async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any) -> None:
+async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any, service: Any) -> None:
     from venom_mem_core.usecases.memories import sweep_tombstones
 
     with contextlib.suppress(FileNotFoundError):
@@ -182,6 +205,8 @@ async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any) -> 
 
             tg.start_soon(stop_on_signal)
             tg.start_soon(daily_sweep)
+            if service is not None:
+                tg.start_soon(service.run)  # background embedding; not activity for idling
             status.say("ready")
             await daemon.serve(listener)
             tg.cancel_scope.cancel()

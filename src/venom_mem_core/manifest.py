@@ -510,6 +510,7 @@ SHARED_VERBS = (
         params=(Param("key", "Dotted key such as memory.max_versions", STR),),
         result=_obj(_f("key", "The key", STR, False), _f("value", "Its value", Type("any"))),
         right="read",
+        resource="*",
     ),
     Verb(
         "config.set",

@@ -108,7 +108,9 @@ def check_params(verb: Verb, params: Any) -> dict[str, Any]:
     known = {p.name for p in verb.params}
     for name in params:
         if name not in known:
-            raise VenomError.param("unknown", str(name), f"{verb.name} has no param {name!r}")
+            # data.param goes back on the wire: a lone surrogate can't be encoded, so escape it.
+            shown = str(name).encode("utf-8", "backslashreplace").decode("utf-8")
+            raise VenomError.param("unknown", shown, f"{verb.name} has no param {name!r}")
     out: dict[str, Any] = {}
     for p in verb.params:
         if p.name in params:

@@ -123,6 +123,9 @@ class Daemon:
         self._connections = 0
         self._activity = anyio.Event()
         self.write_failure: str | None = None
+        # Set by the composition root when embeddings are on; doctor reads it.
+        self.embedding_facts: Callable[[], Any] | None = None
+        self.config_listeners: list[Callable[[Config], None]] = []
 
     # Serving ------------------------------------------------------------------------------
 
@@ -137,6 +140,13 @@ class Daemon:
     async def _accept(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
         async with anyio.create_task_group() as connections:
             await listener.serve(self._connection, task_group=connections)
+
+    def apply_config(self, config: Config) -> None:
+        """Run with a reloaded config (restart-only keys already kept as started)."""
+        self.config = config
+        self.app.settings = config.memory_settings()
+        for listener in self.config_listeners:
+            listener(config)
 
     @property
     def unknown_grants(self) -> tuple[Grant, ...]:
@@ -163,6 +173,8 @@ class Daemon:
         self._touch(+1)
         try:
             await Connection(self, stream).run()
+        except Exception:  # one connection's failure must never stop the listener
+            log.exception("connection failed")
         finally:
             self._touch(-1)
 
@@ -281,7 +293,17 @@ def _valid_id(value: Any) -> bool:
         return True
     if isinstance(value, float):
         return math.isfinite(value)
-    return isinstance(value, str) and len(value) <= 256
+    # A string id is echoed in the reply, so it must be text that UTF-8 can carry (a JSON
+    # "\ud800" escape decodes to a lone surrogate, which can't be sent back).
+    return isinstance(value, str) and len(value) <= 256 and _encodable(value)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Connection:
@@ -299,8 +321,12 @@ class Connection:
             frame = encode_frame(reply)
         except (TypeError, ValueError) as exc:
             log.exception("unencodable reply")
+            request_id = reply.get("id")
             frame = encode_frame(
-                _error_reply(reply.get("id"), VenomError("failed.internal", str(exc)))
+                _error_reply(
+                    request_id if _valid_id(request_id) else None,
+                    VenomError("failed.internal", str(exc)),
+                )
             )
         async with self._send_lock:
             # A client that went away still had its request run to completion.
@@ -355,12 +381,14 @@ class Connection:
             await self.stream.aclose()
 
     async def _request(self, frame: Any) -> None:
+        # The slot is held until the reply is sent: a client that pipelines faster than it
+        # reads then meets backpressure instead of the daemon queueing its replies in memory.
         try:
             reply = await self._answer(frame)
+            if reply is not None:
+                await self.send(reply)
         finally:
             self._slots.release()
-        if reply is not None:
-            await self.send(reply)
 
     async def _answer(self, frame: Any) -> dict[str, Any] | None:
         if not isinstance(frame, dict) or not _valid_id(frame.get("id")):

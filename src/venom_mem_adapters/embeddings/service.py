@@ -92,12 +92,8 @@ def embedder_from_config(config: EmbeddingsConfig) -> HttpEmbedder | None:
 
 
 def _connection(tx: SqliteReadTx) -> apsw.Connection:
-    """The apsw connection under a store transaction: its public ``connection`` when the
-    transaction has one, else the private attribute SqliteReadTx keeps it in."""
-    connection = getattr(tx, "connection", None)
-    if isinstance(connection, apsw.Connection):
-        return connection
-    return tx._connection
+    """The apsw connection under a store transaction."""
+    return tx.connection
 
 
 def _meta(facets: vectors.MemoryFacets) -> RowMeta:

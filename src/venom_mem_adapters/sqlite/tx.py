@@ -69,6 +69,15 @@ class SqliteReadTx:
         self._connection = connection
         self._path = path
 
+    @property
+    def connection(self) -> apsw.Connection:
+        """The connection under this transaction, for adapter modules beside the store
+        (vectors) that run their own statements inside it."""
+        return self._connection
+
+    def has_vector(self, id: int) -> bool:
+        return bool(self._rows("SELECT 1 FROM memory_vectors WHERE memory = ?", (id,)))
+
     # -- the two doors every statement goes through -------------------------------------
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:

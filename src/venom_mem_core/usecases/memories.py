@@ -178,7 +178,9 @@ def get_memory(
     with app.store.read() as tx:
         memory = _load_checked(tx, who, "read", number, include_deleted=include_deleted)
         if revision is not None and revision != memory.revision:
-            version = tx.get_version(number, revision)
+            # Revisions only grow, so one above the current is not kept; asking the store for
+            # it could also overflow SQLite's 64-bit integers.
+            version = tx.get_version(number, revision) if revision < memory.revision else None
             if version is None:
                 raise VenomError(
                     "not_found.memory_revision",

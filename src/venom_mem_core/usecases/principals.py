@@ -154,7 +154,10 @@ def whoami(app: App, who: Principal) -> dict[str, Any]:
 def _expiry(app: App, ttl: int | None) -> str | None:
     if ttl is None:
         return None
-    return format_ts(parse_ts(app.clock.now()) + timedelta(seconds=ttl))
+    try:
+        return format_ts(parse_ts(app.clock.now()) + timedelta(seconds=ttl))
+    except (OverflowError, ValueError):  # past year 9999: no timestamp can say when
+        raise VenomError.param("range", "ttl", "ttl is too large to give an expiry") from None
 
 
 def add_client(

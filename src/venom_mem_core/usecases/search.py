@@ -97,12 +97,13 @@ def search_memories(
             for id_, sim in vectors.nearest(
                 query_vector, where, LIST_DEPTH, app.settings.min_similarity
             ):
-                vector_ids.append(id_)
-                similarity[id_] = sim
                 if id_ not in by_id:
                     memory = tx.get_memory(id_)
-                    if memory is not None:
-                        by_id[id_] = (memory, _preview(memory))
+                    if memory is None or not where.matches(memory):
+                        continue  # the index is a step behind this snapshot
+                    by_id[id_] = (memory, _preview(memory))
+                vector_ids.append(id_)
+                similarity[id_] = sim
     fused = fuse([m.memory.id for m in matches], vector_ids, similarity, limit=limit)
     results = [
         hit_json(

@@ -44,8 +44,7 @@ def apply_config(daemon: Daemon, from_file: Config) -> tuple[list[str], list[str
     changed keys that wait for a restart."""
     effective, pending = daemon.started_config.reloaded(from_file)
     changed = daemon.config.diff(effective)
-    daemon.config = effective
-    daemon.app.settings = effective.memory_settings()
+    daemon.apply_config(effective)
     if changed or pending:
         daemon.events.emit(
             "config.changed", "*", {"keys": changed, "restart_required": list(pending)}

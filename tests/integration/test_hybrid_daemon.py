@@ -1,0 +1,117 @@
+"""Hybrid search end to end: the real ``venom-mem`` daemon embedding through a real stub
+HTTP server on loopback, searched with the real CLI (MEM-07 through the product)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.integration.test_hybrid_search import DIMS, M1, M2, M3, QUERY, text
+from tests.support.daemon_env import World
+from tests.support.embed_stub import EmbedStub, embed_stub
+
+KEY = "sk-daemon-test-key"
+
+
+@pytest.fixture
+def stub() -> Iterator[EmbedStub]:
+    with embed_stub(dimensions=DIMS) as s:
+        s.set(QUERY, [1.0, 0.0, 0.0, 0.0])
+        s.set(text(M3), [0.9, 0.1, 0.0, 0.0])
+        s.set(text(M2), [0.5, 0.5, 0.0, 0.0])
+        s.set(text(M1), [-0.5, 0.5, 0.0, 0.0])
+        yield s
+
+
+def configure(world: World, stub: EmbedStub, model: str = "stub-model") -> None:
+    world.write_config(
+        ".{ .embeddings = .{ "
+        f'.provider = "http", .base_url = "{stub.base_url}", .model = "{model}", '
+        f'.dimensions = {DIMS}, .api_key = "{KEY}", .query_timeout_ms = 500 }} }}'
+    )
+
+
+def add(world: World, memory: dict[str, str]) -> str:
+    args = [arg for key, value in memory.items() for arg in (f"--{key}", value)]
+    return str(world.ok("memory", "add", *args, token="@owner")["id"])
+
+
+def wait_ready(world: World, *ids: str, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = {world.ok("memory", "get", "--id", i)["embedding"] for i in ids}
+        if states == {"ready"}:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"memories {ids} were not embedded in {timeout}s")
+
+
+def test_section_5_fixture_through_the_daemon(world: World, stub: EmbedStub) -> None:
+    configure(world, stub)
+    m1, m2, m3 = add(world, M1), add(world, M2), add(world, M3)
+    wait_ready(world, m1, m2, m3)
+    result = world.ok("memory", "search", "--query", QUERY)
+    assert result["mode"] == "hybrid"
+    assert [(h["id"], h.get("fts_rank"), h.get("vector_rank")) for h in result["results"]] == [
+        (m2, 1, 2),
+        (m3, None, 1),
+        (m1, 2, None),
+    ]
+    assert [h["score"] for h in result["results"]] == [1 / 61 + 1 / 62, 1 / 61, 1 / 62]
+    fts = world.ok("memory", "search", "--query", QUERY, "--mode", "fts")
+    assert fts["mode"] == "fts"
+    assert [h["id"] for h in fts["results"]] == [m2, m1]
+    status = world.ok("store", "status")
+    assert status["embeddings"] == "stub-model"
+    assert status["vectors"] == 3
+    assert status["pending"] == 0
+    checks = {c["id"]: c for c in world.ok("doctor")["checks"]}
+    assert checks["embeddings.provider"]["status"] == "ok"
+    assert "stub-model" in checks["embeddings.provider"]["message"]
+    assert checks["embeddings.remote"]["status"] == "ok"
+    # The key is sent to the configured endpoint and nowhere shown.
+    auth = {h for r in stub.recorded() for h in r.header("Authorization")}
+    assert auth == {f"Bearer {KEY}"}
+    assert KEY not in world.run("config", "get", "--json", token="@owner").stdout
+
+
+def test_a_failing_provider_falls_back_and_writes_never_wait(world: World, stub: EmbedStub) -> None:
+    configure(world, stub)
+    m2 = add(world, M2)
+    wait_ready(world, m2)
+    stub.mode = "fail"
+    result = world.ok("memory", "search", "--query", QUERY)
+    assert result["mode"] == "fts"
+    assert result["fallback"] == "embedding_unavailable"
+    vector = world.run("memory", "search", "--query", QUERY, "--mode", "vector", "--json")
+    assert vector.code == 6
+    assert vector.json["error"]["code"] == "unavailable.embeddings"
+    stub.mode = "hang"
+    started = time.monotonic()
+    m3 = add(world, M3)
+    assert time.monotonic() - started < 2.0, "memory.add must not wait on the provider"
+    assert world.ok("memory", "get", "--id", m3)["embedding"] == "pending"
+    hung = world.ok("memory", "search", "--query", QUERY)
+    assert hung["fallback"] == "embedding_unavailable"
+    stub.release()
+    stub.mode = "ok"
+
+
+def test_vector_mode_with_embeddings_off_is_unsupported(world: World) -> None:
+    result = world.run("memory", "search", "--query", "x", "--mode", "vector", "--json")
+    assert result.code == 10
+    assert result.json["error"]["code"] == "unsupported.embeddings_off"
+    assert world.ok("memory", "search", "--query", "x")["mode"] == "fts"
+
+
+def test_a_plain_http_remote_base_url_stops_serve(world: World) -> None:
+    world.write_config(
+        '.{ .embeddings = .{ .provider = "http", .base_url = "http://10.0.0.1/v1", '
+        '.model = "m", .dimensions = 3 } }'
+    )
+    result = world.run("memory", "list", "--json")
+    assert result.code == 2
+    assert result.json["error"]["code"] == "invalid_params.embeddings_url"
+    assert world.daemon_pid() is None
