@@ -316,3 +316,27 @@ def test_rank_function_is_the_builtin_bm25_given_the_same_statistics(
                 assert ours == builtin
                 compared += 1
     assert compared > 1000
+
+
+def test_cached_corpus_size_follows_every_commit(tmp_path: Path) -> None:
+    """A restricted caller's statistics are cached per read connection until a commit; each
+    write must show in the next search exactly as in a store built with it from the start."""
+    first = [memory("alpha beta"), memory("alpha gamma gamma gamma"), memory("beta", space="x")]
+    later = [memory("alpha alpha delta"), memory("alpha " + "filler " * 40)]
+    grown = SqliteStore.open(tmp_path / "a" / "store.db", readers=1)
+    fresh = SqliteStore.open(tmp_path / "b" / "store.db", readers=1)
+    try:
+        fill(grown, first)
+        assert sorted(search(grown, ["alpha"], MINE)) == ["alpha beta", "alpha gamma gamma gamma"]
+        for extra in later:  # one commit each, after the cache was filled
+            fill(grown, [extra])
+        fill(fresh, first + later)
+        with grown.read() as tx:
+            got = [m.memory.content for m in tx.search_text(["alpha", "gamma"], MINE, 100)]
+        with fresh.read() as tx:
+            want = [m.memory.content for m in tx.search_text(["alpha", "gamma"], MINE, 100)]
+        assert got == want
+        assert len(got) == 4
+    finally:
+        grown.close()
+        fresh.close()

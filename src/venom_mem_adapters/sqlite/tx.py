@@ -62,6 +62,17 @@ def _placeholders(count: int) -> str:
     return ", ".join("?" * count)
 
 
+def _only_live(where: MemoryFilter) -> bool:
+    """True when the filter asks for nothing but readable live rows of an all-seeing caller."""
+    return (
+        where.access.everything
+        and where.spaces is None
+        and where.kinds is None
+        and not where.tags
+        and where.sessions is None
+    )
+
+
 class SqliteReadTx:
     """Queries over the snapshot of the connection's current transaction."""
 
@@ -141,19 +152,43 @@ class SqliteReadTx:
             if stats.rows == 0:
                 return []
             order, order_params = f"{bm25.RANK_FUNCTION}(memory_fts, ?)", (stats.encode(),)
-        rows = self._rows(
-            f"SELECT {_MEMORY}, {_SNIPPET}"
-            " FROM memory_fts JOIN memories AS m ON m.id = memory_fts.rowid"
-            f" WHERE memory_fts MATCH ? AND ({candidates.sql})"
-            f" ORDER BY {order}, m.id DESC LIMIT ?",
-            (match, *candidates.params, *order_params, limit),
-        )
-        matches = []
-        for row in rows:
-            memory = memory_from_row(row)
-            snippet = row[-1] or cut_utf8(memory.content, SNIPPET_BYTES)
-            matches.append(FtsMatch(memory=memory, snippet=snippet))
-        return matches
+        # Rank IDs alone first: a sorter keeps every column it is given for every match, so
+        # the rows and snippets are read afterwards for the few that made the cut.
+        if _only_live(where):
+            # memory_fts holds live rows only (the triggers see to it): no join needed.
+            ranked = self._rows(
+                f"SELECT memory_fts.rowid FROM memory_fts WHERE memory_fts MATCH ?"
+                f" ORDER BY {order}, memory_fts.rowid DESC LIMIT ?",
+                (match, *order_params, limit),
+            )
+        else:
+            ranked = self._rows(
+                "SELECT m.id FROM memory_fts JOIN memories AS m ON m.id = memory_fts.rowid"
+                f" WHERE memory_fts MATCH ? AND ({candidates.sql})"
+                f" ORDER BY {order}, m.id DESC LIMIT ?",
+                (match, *candidates.params, *order_params, limit),
+            )
+        ids = [int(row[0]) for row in ranked]
+        if not ids:
+            return []
+        marks = _placeholders(len(ids))
+        snippets = {
+            int(row[0]): str(row[1] or "")
+            for row in self._rows(
+                f"SELECT rowid, {_SNIPPET} FROM memory_fts"
+                f" WHERE memory_fts MATCH ? AND rowid IN ({marks})",
+                (match, *ids),
+            )
+        }
+        rows = self._rows(f"SELECT {_MEMORY} FROM memories AS m WHERE m.id IN ({marks})", ids)
+        memories = {memory.id: memory for memory in map(memory_from_row, rows)}
+        return [
+            FtsMatch(
+                memory=memories[id_],
+                snippet=snippets.get(id_) or cut_utf8(memories[id_].content, SNIPPET_BYTES),
+            )
+            for id_ in ids
+        ]
 
     def list_memories(self, where: MemoryFilter, after: int | None, limit: int) -> list[Memory]:
         predicate = memory_predicate(where)

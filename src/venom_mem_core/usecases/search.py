@@ -88,11 +88,13 @@ def search_memories(
         where = _filter(
             tx, who, spaces=spaces, kinds=kinds, tags=tags, session=session, lineage_=lineage
         )
-        matches = [] if mode == "vector" else tx.search_text(tokens, where, LIST_DEPTH)
+        use_vectors = mode != "fts" and query_vector is not None and vectors is not None
+        # Without a vector list, the first `limit` of the full-text list are the results.
+        depth = LIST_DEPTH if use_vectors else limit
+        matches = [] if mode == "vector" else tx.search_text(tokens, where, depth)
         by_id: dict[int, tuple[Memory, str]] = {m.memory.id: (m.memory, m.snippet) for m in matches}
         vector_ids: list[int] = []
         similarity: dict[int, float] = {}
-        use_vectors = mode != "fts" and query_vector is not None and vectors is not None
         if use_vectors and vectors is not None and query_vector is not None:
             for id_, sim in vectors.nearest(
                 query_vector, where, LIST_DEPTH, app.settings.min_similarity
