@@ -123,7 +123,6 @@ def _serve_locked(
     from venom_mem_adapters.daemon import ops
     from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
-    from venom_mem_adapters.embeddings.service import EmbeddingService, embedder_from_config
     from venom_mem_adapters.sqlite import SqliteStore, StoreLock, default_store_path
     from venom_mem_core.clock import SystemClock
     from venom_mem_core.usecases.app import App
@@ -135,7 +134,16 @@ def _serve_locked(
         try:
             clock = SystemClock()
             events = EventLog(clock)
-            embedder = embedder_from_config(config.embeddings)
+            service: Any = None
+            embedder = None
+            if config.embeddings.provider != "off":
+                # numpy and httpx load only when embeddings are on: cold start stays small.
+                from venom_mem_adapters.embeddings.service import (
+                    EmbeddingService,
+                    embedder_from_config,
+                )
+
+                embedder = embedder_from_config(config.embeddings)
             app = App(
                 store=store,
                 clock=clock,
@@ -146,7 +154,6 @@ def _serve_locked(
             with contextlib.suppress(VenomError):
                 sweep_tombstones(app)  # a busy checkpoint is retried at the next sweep
             handlers = _extra_handlers()
-            service = None
             if embedder is not None:
                 service = EmbeddingService(
                     app=app, store=store, config=config.embeddings, events=events

@@ -32,8 +32,23 @@ def run_json(argv: Sequence[str]) -> int | None:
         return error.exit_code
 
 
+def launched_serve(argv: Sequence[str]) -> int | None:
+    """``serve --on-demand --status-fd N`` as the launcher writes it: straight to the
+    composition root, without building the rich-click tree (cold start is on the clock)."""
+    if len(argv) != 4 or argv[:3] != ["serve", "--on-demand", "--status-fd"]:
+        return None
+    if not argv[3].isdigit():
+        return None
+    from .bootstrap import run_serve
+
+    return run_serve(os.environ, on_demand=True, status_fd=int(argv[3]))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    served = launched_serve(args)
+    if served is not None:
+        sys.exit(served)
     if "--json" in args and not HELP_FLAGS.intersection(args):
         code = run_json(args)
         if code is not None:

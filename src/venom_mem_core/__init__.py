@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from typing import Any
 
+__version__ = "0.1.0"
+
 _EXPORTS = {
     "Access": "grants",
     "App": "usecases.app",

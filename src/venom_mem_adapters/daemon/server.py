@@ -17,7 +17,6 @@ import os
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Mapping
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ import anyio.abc
 import attrs
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+import venom_mem_core
 from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
@@ -45,13 +45,6 @@ log = logging.getLogger("venom_mem.daemon")
 MAX_IN_FLIGHT_PER_CONNECTION = 64
 READERS = 4
 SHUTDOWN_DEADLINE_S = 2.0
-
-
-def _package_version() -> str:
-    try:
-        return version("venom-mem")
-    except PackageNotFoundError:
-        return "0"
 
 
 @attrs.frozen(kw_only=True)
@@ -110,7 +103,7 @@ class Daemon:
         self.on_demand = on_demand
         self.issued = principals.IssuedTokens()
         self.source = events.source
-        self.version = _package_version()
+        self.version = venom_mem_core.__version__
         self.handlers: dict[str, DaemonHandler] = {
             "ping": self._ping,
             "grant.issue": self._grant_issue,

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
@@ -24,6 +23,7 @@ from mcp import types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+import venom_mem_core
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 
@@ -47,13 +47,6 @@ INSTRUCTIONS = (
     f"{MANIFEST.summary}. Use spaces `user` for what is true of this person everywhere and "
     f"`project/<repository directory name>` for one repository. {T1_SENTENCE}"
 )
-
-
-def _package_version() -> str:
-    try:
-        return version("venom-mem")
-    except PackageNotFoundError:
-        return "0"
 
 
 def _dumps(obj: Mapping[str, Any]) -> str:
@@ -136,7 +129,7 @@ def build_server(upstream: Upstream, catalog: Mapping[str, ToolSpec] | None = No
 
     return Server(
         SERVER_NAME,
-        version=_package_version(),
+        version=venom_mem_core.__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
