@@ -25,8 +25,9 @@ import apsw
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.daemon_env import VENOM_MEM, World, make_world  # noqa: E402
-from venom_mem_adapters.client import connect  # noqa: E402
+from tests.support.daemon_env import VENOM_MEM, World, make_world
+
+from venom_mem_adapters.client import connect
 
 FLOOR_CLIENT = r"""
 import json, os, socket, sys
@@ -39,9 +40,10 @@ sys.stdout.write(f.readline().decode())
 """
 
 WORDS = (
-    "zig build cache daemon socket sqlite memory search vector token grant space session "
-    "harness agent review commit branch deploy config doctor events schema migration index"
-).split()
+    "zig", "build", "cache", "daemon", "socket", "sqlite", "memory", "search", "vector", "token",
+    "grant", "space", "session", "harness", "agent", "review", "commit", "branch", "deploy",
+    "config", "doctor", "events", "schema", "migration", "index",
+)  # fmt: skip
 
 
 def fill(world: World, count: int) -> None:
@@ -50,7 +52,10 @@ def fill(world: World, count: int) -> None:
             a, b, c = WORDS[n % len(WORDS)], WORDS[(n * 7) % len(WORDS)], WORDS[(n * 13) % 29 % 25]
             conn.call(
                 "memory.add",
-                {"space": f"project/p{n % 20}", "content": f"note {n}: {a} {b} {c} detail {n * 31}"},
+                {
+                    "space": f"project/p{n % 20}",
+                    "content": f"note {n}: {a} {b} {c} detail {n * 31}",
+                },
             )
 
 
@@ -90,7 +95,9 @@ def concurrent_rate(world: World, verb: str, seconds: float = 3.0, clients: int 
             n = 0
             while time.perf_counter() < stop:
                 if verb == "memory.add":
-                    conn.call("memory.add", {"space": "bench", "content": f"c{k} n{n} {time.time()}"})
+                    conn.call(
+                        "memory.add", {"space": "bench", "content": f"c{k} n{n} {time.time()}"}
+                    )
                 else:
                     conn.call("memory.search", {"query": WORDS[n % len(WORDS)], "limit": 10})
                 n += 1
