@@ -1,0 +1,173 @@
+"""MEM-02 and MEM-06 through the real CLI and daemon: the whole life of a memory, kill -9,
+purge leaving no bytes behind, and grants that hold whatever the params say."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from tests.support.daemon_env import World, wait_gone
+
+MARKER = "purge-marker-7f3a9c2e-this-text-must-vanish"
+
+
+def test_delete_restore_list_history_purge(world: World) -> None:
+    token = world.add_client("claude-code")
+    first = world.ok("memory", "add", "--space", "user", "--content", "first note", token=token)
+    second = world.ok("memory", "add", "--space", "user", "--content", MARKER, token=token)
+    assert [m["id"] for m in world.ok("memory", "list")["memories"]] == ["m2", "m1"]
+
+    deleted = world.ok("memory", "delete", "--id", "m2", "--revision", "1", token=token)
+    assert deleted["id"] == "m2"
+    assert deleted["revision"] == 2
+    gone = world.run("memory", "get", "--id", "m2", "--json")
+    assert gone.code == 3
+    assert gone.json["error"]["code"] == "not_found.memory"
+    shown = world.ok("memory", "get", "--id", "m2", "--include-deleted")
+    assert shown["deleted"] == deleted["deleted"]
+    assert [m["id"] for m in world.ok("memory", "list")["memories"]] == ["m1"]
+    with_deleted = world.ok("memory", "list", "--include-deleted=true")["memories"]
+    assert [m["id"] for m in with_deleted] == ["m2", "m1"]
+    assert world.ok("memory", "search", "--query", "purge marker")["results"] == []
+
+    assert world.ok("memory", "restore", "--id", "m2", token=token) == {"id": "m2", "revision": 3}
+    assert [h["id"] for h in world.ok("memory", "search", "--query", MARKER)["results"]] == ["m2"]
+    actions = [v["action"] for v in world.ok("memory", "history", "--id", "m2")["versions"]]
+    assert actions == ["restore", "delete", "add"]
+    old = world.ok("memory", "get", "--id", "m2", "--revision", "1")
+    assert old["revision"] == 1
+    assert old["content"] == MARKER
+
+    # purge is the human's: a client is refused, the owner erases it for good.
+    refused = world.run("memory", "purge", "--id", "m2", "--json", token=token)
+    assert refused.code == 4
+    assert refused.json["error"]["code"] == "denied.admin"
+    assert world.ok("memory", "purge", "--id", "m2", token="@owner") == {"id": "m2"}
+    again = world.run("memory", "purge", "--id", "m2", "--json", token="@owner")
+    assert again.code == 3
+    assert again.json["error"]["code"] == "not_found.memory"
+    history = world.run("memory", "history", "--id", "m2", "--json")
+    assert history.code == 3
+    for path in (world.store, world.store.with_name("store.db-wal")):
+        if path.exists():
+            assert MARKER.encode() not in path.read_bytes(), path
+    # IDs are never reused after a purge.
+    assert world.ok("memory", "add", "--space", "user", "--content", "third", token=token)[
+        "id"
+    ] == ("m3")
+    assert first["id"] == "m1"
+    assert second["id"] == "m2"
+
+
+def test_write_on_one_space_is_refused_on_another(world: World) -> None:
+    grants = '[{"right":"read","scope":"*"},{"right":"write","scope":"space:project/a"}]'
+    token = world.add_client("narrow", grants)
+    ok = world.ok("memory", "add", "--space", "project/a", "--content", "mine", token=token)
+    assert ok["changed"] is True
+    refused = world.run(
+        "memory", "add", "--space", "project/b", "--content", "not mine", "--json", token=token
+    )
+    assert refused.code == 4
+    assert refused.json["error"] == {
+        "code": "denied.write",
+        "message": "principal g1 lacks 'write' on space:project/b",
+        "data": {
+            "right": "write",
+            "resource": "space:project/b",
+            "principal": "g1",
+            "fix": "venom-mem whoami --json  # set VENOM_MEM_TOKEN to a client token",
+        },
+    }
+    other = world.ok("memory", "add", "--space", "project/b", "--content", "b's", token="@owner")
+    update = world.run("memory", "update", "--id", other["id"], "--revision", "1",
+                       "--content", "hijacked", "--json", token=token)  # fmt: skip
+    assert update.code == 4
+    assert update.json["error"]["code"] == "denied.write"
+    assert world.ok("memory", "get", "--id", other["id"])["content"] == "b's"
+
+
+def test_author_cannot_be_set_through_params(world: World) -> None:
+    token = world.add_client("claude-code")
+    world.ok("whoami", token=token)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(str(world.socket))
+    reader = sock.makefile("rb")
+    try:
+        frames = [
+            {"id": 1, "verb": "hello", "params": {"auth": {"token": token}}},
+            {
+                "id": 2,
+                "verb": "memory.add",
+                "params": {
+                    "space": "user",
+                    "content": "forged?",
+                    "author": {"principal": "owner", "label": "owner"},
+                },
+            },
+            {"id": 3, "verb": "memory.add", "params": {"space": "user", "content": "honest"}},
+        ]
+        for frame in frames:
+            sock.sendall(json.dumps(frame).encode() + b"\n")
+        replies = {r["id"]: r for r in (json.loads(reader.readline()) for _ in frames)}
+    finally:
+        reader.close()
+        sock.close()
+    assert replies[2]["error"]["code"] == "invalid_params.unknown"
+    assert replies[2]["error"]["data"] == {"param": "author"}
+    memories = world.ok("memory", "list")["memories"]
+    assert [m["author"] for m in memories] == [{"principal": "g1", "label": "claude-code"}]
+
+
+WRITER = """
+import sys
+from venom_mem_adapters.client import connect
+with connect() as conn:
+    for n in range(100000):
+        out = conn.call("memory.add", {"space": "user", "content": f"acked {n}"})
+        print(out["id"], flush=True)
+"""
+
+
+def test_kill_9_mid_stream_loses_no_acknowledged_add(world: World) -> None:
+    token = world.add_client("claude-code")
+    world.ok("whoami", token=token)
+    pid = world.daemon_pid()
+    assert pid is not None
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER],
+        env=world.environ(token),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert writer.stdout is not None
+    acked: list[str] = []
+    deadline = time.monotonic() + 20
+    while len(acked) < 300 and time.monotonic() < deadline:
+        line = writer.stdout.readline()
+        if not line:
+            break
+        acked.append(line.strip())
+    os.kill(pid, signal.SIGKILL)
+    assert wait_gone(pid, 10)
+    acked.extend(line.strip() for line in writer.stdout)  # replies already in flight
+    writer.wait(10)
+    writer.stdout.close()
+    assert len(acked) >= 300
+    # The next call starts a new daemon on the same store.
+    stored = set()
+    after = None
+    while True:
+        args = ["memory", "list", "--limit", "200"] + (["--after", after] if after else [])
+        page = world.ok(*args)
+        stored.update(m["id"] for m in page["memories"])
+        after = page["next"]
+        if after is None:
+            break
+    assert set(acked) <= stored
+    assert world.daemon_pid() not in (None, pid)
