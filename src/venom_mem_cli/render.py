@@ -1,23 +1,35 @@
-"""Human output: tables for hits, memories and sessions; key-value lines for the rest."""
+"""Human output: tables for hits, memories and sessions; key-value lines for the rest.
+
+Everything shown comes from other agents (RFC-0020 T1), so it is printed as text: never
+parsed as rich markup, and with control characters (terminal escapes) removed.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from venom_mem_core.manifest_types import Verb
 
 __all__ = ["render"]
 
 console = Console()
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def _who(p: dict[str, Any] | None) -> str:
+def _text(value: object) -> Text:
+    """Stored text as plain text: no markup, no escapes, newlines and tabs kept."""
+    return Text(_CONTROLS.sub("", str(value)))
+
+
+def _who(p: dict[str, Any] | None) -> Text:
     if not p:
-        return ""
-    return str(p.get("label") or p.get("principal", ""))
+        return Text()
+    return _text(p.get("label") or p.get("principal", ""))
 
 
 def _hits(rows: list[dict[str, Any]], *, search: bool) -> None:
@@ -28,16 +40,16 @@ def _hits(rows: list[dict[str, Any]], *, search: bool) -> None:
         table.add_column("score", justify="right")
     for row in rows:
         cells = [
-            row["id"],
-            row["space"],
-            row["kind"],
-            row.get("title", ""),
+            _text(row["id"]),
+            _text(row["space"]),
+            _text(row["kind"]),
+            _text(row.get("title", "")),
             _who(row.get("author")),
-            str(row["revision"]),
-            row.get("snippet", ""),
+            _text(row["revision"]),
+            _text(row.get("snippet", "")),
         ]
         if search:
-            cells.append(f"{row.get('score', 0):.4f}")
+            cells.append(Text(f"{row.get('score', 0):.4f}"))
         table.add_row(*cells)
     console.print(table)
 
@@ -48,13 +60,12 @@ def _sessions(rows: list[dict[str, Any]]) -> None:
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(
-            row["session"],
-            row["harness"],
-            row.get("parent", ""),
-            row.get("relation", ""),
-            row.get("cwd", ""),
+            *(
+                _text(row.get(key, ""))
+                for key in ("session", "harness", "parent", "relation", "cwd")
+            ),
             _who(row.get("reported_by")),
-            row["started"],
+            _text(row["started"]),
         )
     console.print(table)
 
@@ -62,7 +73,7 @@ def _sessions(rows: list[dict[str, Any]]) -> None:
 def render(verb: Verb, result: dict[str, Any]) -> None:
     if verb.name == "memory.search":
         if result.get("fallback"):
-            console.print(f"[yellow]mode {result['mode']} ({result['fallback']})[/]")
+            console.print(Text(f"mode {result['mode']} ({result['fallback']})", style="yellow"))
         _hits(result["results"], search=True)
         return
     if verb.name == "memory.list":
@@ -72,20 +83,34 @@ def render(verb: Verb, result: dict[str, Any]) -> None:
         if result.get("truncated"):
             console.print("[yellow]older sessions are not shown[/]")
     elif verb.name == "memory.get":
-        title = result.get("title", "")
-        console.print(f"[bold]{result['id']}[/] {title}  ({result['space']}, {result['kind']})")
-        console.print(
-            f"revision {result['revision']} by {_who(result.get('updated_by'))}, "
-            f"created by {_who(result.get('author'))} at {result['created']}"
+        heading = Text.assemble(
+            (str(result["id"]), "bold"),
+            " ",
+            _text(result.get("title", "")),
+            "  (",
+            _text(result["space"]),
+            ", ",
+            _text(result["kind"]),
+            ")",
         )
-        console.print(result["content"], markup=False, highlight=False)
+        console.print(heading)
+        console.print(
+            Text.assemble(
+                f"revision {result['revision']} by ",
+                _who(result.get("updated_by")),
+                ", created by ",
+                _who(result.get("author")),
+                f" at {result['created']}",
+            )
+        )
+        console.print(_text(result["content"]), highlight=False)
         return
     elif verb.name == "skill":
-        console.print(result.get("content", ""), markup=False, highlight=False)
+        console.print(_text(result.get("content", "")), highlight=False)
         return
     else:
         for key, value in result.items():
-            console.print(f"[bold]{key}[/]: {value}", highlight=False)
+            console.print(Text.assemble((key, "bold"), ": ", _text(value)), highlight=False)
         return
     if result.get("next"):
-        console.print(f"more: --after {result['next']}")
+        console.print(Text(f"more: --after {result['next']}"))

@@ -175,6 +175,12 @@ class StoreConfig:
     SECTION: ClassVar[str] = "store"
     path: str = _leaf("", "str")
 
+    def __attrs_post_init__(self) -> None:
+        # RFC-0020 section 6: the root MUST be absolute. A relative one would be resolved
+        # against the daemon's cwd, which is / for an on-demand daemon.
+        if self.path and not self.path.startswith("/"):
+            raise _Invalid("store.path", "must be an absolute path (or empty for the default)")
+
 
 @attrs.frozen(kw_only=True)
 class DaemonConfig:

@@ -94,6 +94,13 @@ def run_fault_case(
             hits = fresh.call("memory.search", {"query": "fox", "limit": 100})["results"]
             assert {h["id"] for h in hits} >= set(acknowledged)
             assert fresh.call("store.status")["path"] == str(store_path)
+            # doctor says writes stopped, and what to do.
+            report = fresh.call("doctor")
+            opened = next(c for c in report["checks"] if c["id"] == "store.open")
+            assert opened["status"] == "fail", opened
+            assert "stopped taking writes" in opened["message"]
+            assert "restart" in opened["fix"]
+            assert report["status"] == 2
 
     if restart == "power-cut":
         vfs.cut_power("random")  # the machine goes down too: only synced data is left

@@ -148,12 +148,6 @@ def test_a_flipped_page_is_failed_store_on_first_use_and_never_repaired(world: W
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="doctor says ok on a store with a corrupt page and with writes stopped: run_checks "
-    "(src/venom_mem_adapters/daemon/ops/doctor.py) reads only the header (user_version, "
-    "application_id) and never runs PRAGMA quick_check, nor reports Daemon.write_failure",
-)
 def test_doctor_says_what_to_do_about_a_corrupt_page(world: World) -> None:
     fill(world)
     world.stop_daemon()

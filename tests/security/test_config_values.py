@@ -8,18 +8,9 @@ create a store relative to ``/``.
 
 from __future__ import annotations
 
-import pytest
-
 from tests.support.daemon_env import make_world
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='config.set accepts store.path = "relative/store.db" and writes it to config.zon; '
-    "the next serve then creates /relative/store.db (the daemon's cwd is /). The store.path "
-    "leaf in src/venom_mem_core/config.py needs the absolute-path check that "
-    "venom_mem_adapters.sqlite.paths.default_store_path makes only at serve",
-)
 def test_config_set_refuses_a_relative_store_path() -> None:
     with make_world() as world:
         world.write_config(".{ .daemon = .{ .idle_timeout_ms = 60000 } }")

@@ -126,15 +126,6 @@ def test_provenance_cannot_be_passed_in(planted: tuple[World, dict[str, str], st
     record("security", "forged_provenance_refused", attempts=5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the human (non --json) output renders stored text as rich markup and passes "
-    "terminal escapes through: src/venom_mem_cli/render.py prints title/content/snippet "
-    "with console.print and Table.add_row, which parse '[...]' (a text containing '[/]' or "
-    "'[/bold]' makes every `memory get/list/search` crash with MarkupError) and keep ESC "
-    "sequences (a memory can clear or repaint the reader's screen). Fix: wrap each stored "
-    "string in rich.text.Text (or rich.markup.escape) and strip C0/C1 controls before print",
-)
 def test_human_output_shows_stored_text_as_text(
     planted: tuple[World, dict[str, str], str],
 ) -> None:

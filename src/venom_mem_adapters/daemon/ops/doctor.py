@@ -69,6 +69,7 @@ class Inputs:
     on_demand: bool
     facts: EmbeddingFacts | None = None
     health: Any = None  # an embedder's ``last_health`` (``.ok``, ``.message``) if it has one
+    write_failure: str | None = None  # why the daemon stopped taking writes, if it did
     now: datetime.datetime = attrs.field(factory=lambda: datetime.datetime.now(datetime.UTC))
 
 
@@ -94,7 +95,7 @@ def _store_checks(inputs: Inputs, connection: apsw.Connection | None, error: str
                 "store.schema", "fail", "Schema version unknown: the store didn't open", FIX_STATUS
             ),
         ]
-    checks = [_check("store.open", "ok", f"Store open at {path}", FIX_STATUS)]
+    checks = [_open_check(inputs, connection)]
     supported = len(DEFAULT_MIGRATIONS)
     version = int(connection.pragma("user_version"))
     application_id = int(connection.pragma("application_id"))
@@ -120,6 +121,31 @@ def _store_checks(inputs: Inputs, connection: apsw.Connection | None, error: str
     else:
         checks.append(_check("store.schema", "ok", f"Schema version {version}", FIX_STATUS))
     return checks
+
+
+def _open_check(inputs: Inputs, connection: apsw.Connection) -> dict[str, str]:
+    """Open, readable page by page (quick_check), and still taking writes."""
+    path = inputs.store
+    recover = (
+        f"stop the daemon, keep a copy of {path}, then: sqlite3 '{path}' .recover"
+        f" | sqlite3 '{path}.recovered'  # venom-mem never repairs a store itself"
+    )
+    try:
+        problems = [str(row[0]) for row in connection.execute("PRAGMA quick_check")]
+    except apsw.Error as exc:
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        return _check(
+            "store.open", "fail", f"The store at {path} is corrupt: {problems[0]}", recover
+        )
+    if inputs.write_failure is not None:
+        return _check(
+            "store.open",
+            "fail",
+            f"The store at {path} stopped taking writes: {inputs.write_failure}",
+            "check the disk (space, I/O errors), then restart the daemon: venom-mem serve",
+        )
+    return _check("store.open", "ok", f"Store open at {path}", FIX_STATUS)
 
 
 def _sqlite_check(connection: apsw.Connection | None) -> dict[str, str]:
@@ -399,5 +425,6 @@ async def doctor_verb(request: Request) -> dict[str, Any]:
         on_demand=daemon.on_demand,
         facts=_facts(daemon),
         health=getattr(daemon.app.embedder, "last_health", None),
+        write_failure=daemon.write_failure,
     )
     return await anyio.to_thread.run_sync(functools.partial(run_checks, inputs))
