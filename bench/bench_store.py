@@ -25,6 +25,7 @@ from venom_mem_adapters.sqlite.connection import transaction
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.records import Memory, Provenance
+from venom_mem_core.text_search import search_text
 
 ADDS = 300
 QUERIES = 60
@@ -127,7 +128,7 @@ def bench_search(path: Path) -> dict[str, list[float]]:
 
             def search(where: MemoryFilter = where, pending: Iterator[list[str]] = pending) -> None:
                 with store.read() as tx:
-                    tx.search_text(next(pending), where, 100)
+                    search_text(tx, next(pending), where, 100)
 
             results[label] = timed(search, QUERIES)
     return results

@@ -12,8 +12,6 @@ same rows and the same matrix:
 * the vector list alone: ``VectorIndex.nearest`` (filter, product, exact top-100);
 * the bare numpy floor: one matrix-vector product over every row, plus top-100;
 * the bare FTS5 floor: the same MATCH, ``bm25(memory_fts, 5.0, 1.0, 3.0)`` order, LIMIT 100;
-* the proposal of docs/adr/0007: full-text IDs ranked alone, fused, then only the final 10
-  rows and snippets read;
 * resident memory (VmRSS) with everything loaded, beside the 293 MiB the vectors take.
 
 Every method runs once per query in turn, so a change in the machine's load touches all of
@@ -137,12 +135,11 @@ def probe(path: Path, spawned: float, *, full: bool) -> dict[str, Any]:
 
     from venom_mem_adapters.embeddings.service import EmbeddingService
     from venom_mem_adapters.sqlite import SqliteStore
-    from venom_mem_adapters.sqlite.rows import MEMORY_COLUMNS, columns, memory_from_row
     from venom_mem_core.clock import SystemClock
     from venom_mem_core.config import EmbeddingsConfig
     from venom_mem_core.grants import Access
     from venom_mem_core.ports import MemoryFilter
-    from venom_mem_core.ranking import fts_match_expression, fuse
+    from venom_mem_core.ranking import fts_match_expression
     from venom_mem_core.records import Grant, Principal
     from venom_mem_core.usecases.app import App
     from venom_mem_core.usecases.principals import OWNER
@@ -195,7 +192,6 @@ def probe(path: Path, spawned: float, *, full: bool) -> dict[str, Any]:
         everything = MemoryFilter(access=Access(everything=True))
         one_space = MemoryFilter(access=Access(spaces=frozenset({"alpha"})))
         matrix = service.index._arrays.matrix[: len(service.index)]
-        select = columns(MEMORY_COLUMNS, "m")
         reader = store._pool.get()  # a reader of the store's own pool, for the floors
 
         def fts_ids(match: str) -> list[int]:
@@ -211,23 +207,6 @@ def probe(path: Path, spawned: float, *, full: bool) -> dict[str, Any]:
             top = np.argpartition(sims, sims.size - 100)[sims.size - 100 :]
             top[np.argsort(-sims[top], kind="stable")]
 
-        def two_phase(n: int) -> None:
-            """The proposal in docs/adr/0007: rank IDs, fuse, then read the final rows."""
-            match = fts_match_expression(texts[n].split())
-            near = service.index.nearest(query_vectors[n], everything, 100, 0.0)
-            fused = fuse(fts_ids(match), [i for i, _ in near], dict(near), limit=10)
-            rows = reader.execute(
-                f"SELECT {select} FROM memories AS m"
-                " WHERE m.id IN (SELECT value FROM json_each(?))",
-                (json.dumps([f.id for f in fused]),),
-            ).fetchall()
-            [memory_from_row(row) for row in rows]
-            reader.execute(
-                "SELECT rowid, snippet(memory_fts, 1, '', '', '…', 64) FROM memory_fts"
-                " WHERE memory_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
-                (match, json.dumps([f.id for f in fused if f.fts_rank])),
-            ).fetchall()
-
         async def search(n: int, who: Principal, mode: str) -> None:
             embedder.current = n
             result = await service.search(who, {"query": texts[n], "limit": 10, "mode": mode})
@@ -238,7 +217,6 @@ def probe(path: Path, spawned: float, *, full: bool) -> dict[str, Any]:
             "index_client": lambda n: service.index.nearest(query_vectors[n], one_space, 100, 0),
             "numpy_floor": numpy_floor,
             "fts_floor": lambda n: fts_ids(fts_match_expression(texts[n].split())),
-            "two_phase": two_phase,
         }
         async_methods = {
             "hybrid_owner": (OWNER, "auto"),
@@ -277,7 +255,6 @@ def report(built_s: float, out: dict[str, Any], colds: list[dict[str, Any]]) -> 
         "hybrid search, owner": percentiles(out["hybrid_owner"]),
         "hybrid search, client (1 of 4 spaces)": percentiles(out["hybrid_client"]),
         "fts search in the service, owner": percentiles(out["service_fts"]),
-        "proposal: rank IDs, then read 10 rows": percentiles(out["two_phase"]),
         "vector list alone, owner (index)": percentiles(out["index_owner"]),
         "vector list alone, client (index)": percentiles(out["index_client"]),
         "numpy floor: matvec + top-100": percentiles(out["numpy_floor"]),

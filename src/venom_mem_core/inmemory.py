@@ -59,7 +59,7 @@ import attrs
 
 from .errors import VenomError
 from .grants import Access
-from .ports import FtsMatch, MemoryFilter, SessionFilter, SpaceSummary, StoreCounts
+from .ports import MemoryFilter, SessionFilter, SpaceSummary, StoreCounts
 from .ranking import SNIPPET_BYTES, cut_utf8
 from .records import Client, Memory, Session, Version
 
@@ -502,7 +502,7 @@ class _ReadTx:
         kept = self._s.versions.get(memory, {})
         return [kept[revision] for revision in sorted(kept, reverse=True)]
 
-    def search_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[FtsMatch]:
+    def rank_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[int]:
         phrases = [tuple(tokenize(token)) for token in tokens]
         memories = self._s.memories
         corpus = [
@@ -511,16 +511,24 @@ class _ReadTx:
             if m.deleted is None
             and where.access.allows(id=m.id, owner=m.author.principal, space=m.space)
         ]
-        if not corpus or not any(phrases):
+        if not corpus or not any(phrases) or limit <= 0:
             return []
         docs = {memory.id: self._doc(memory) for memory in corpus}
         scores = _bm25(corpus, docs, phrases)
         ranked = [id_ for id_ in scores if where.matches(memories[id_])]
-        best = sorted(ranked, key=lambda id_: (-scores[id_], -id_))[:limit]
-        return [
-            FtsMatch(memory=memories[id_], snippet=_snippet(memories[id_], docs[id_], phrases))
-            for id_ in best
-        ]
+        return sorted(ranked, key=lambda id_: (-scores[id_], -id_))[:limit]
+
+    def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
+        phrases = [tuple(tokenize(token)) for token in tokens]
+        snippets: dict[int, str] = {}
+        for id_ in ids:
+            memory = self._s.memories.get(id_)
+            if memory is None or memory.deleted is not None:
+                continue
+            doc = self._doc(memory)
+            if any(_phrase_positions(terms, p) for p in phrases if p for terms in doc.columns):
+                snippets[id_] = _snippet(memory, doc, phrases)
+        return snippets
 
     def list_memories(self, where: MemoryFilter, after: int | None, limit: int) -> list[Memory]:
         ids = sorted(

@@ -105,13 +105,17 @@ class ReadTx(Protocol):
     def list_versions(self, memory: int) -> list[Version]:
         """Kept versions, newest revision first."""
 
-    def search_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[FtsMatch]:
-        """Full-text matches of any token among live rows passing ``where``.
+    def rank_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[int]:
+        """IDs of live rows passing ``where`` that match any token, best first.
 
-        Ordered best first (BM25 weights title 5, content 1, tags 3 in SQLite), ties by
-        highest ID. The filter is applied before ranking, so unreadable rows never affect
-        the order of readable ones.
+        BM25 with weights title 5, content 1, tags 3, ties by highest ID. Its statistics come
+        from the rows readable through ``where.access`` only, so an unreadable row never
+        moves a readable one; the other filters narrow the hits without reordering them.
         """
+
+    def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
+        """For matching rows among ``ids``: a short piece of content around the match (FTS5
+        ``snippet``, 64 tokens), or its start when only the title or tags matched."""
 
     def list_memories(self, where: MemoryFilter, after: int | None, limit: int) -> list[Memory]:
         """Newest (highest ID) first, IDs below ``after`` when it is given."""

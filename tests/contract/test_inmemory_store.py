@@ -18,6 +18,7 @@ from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.ranking import fts_match_expression
 from venom_mem_core.testing import Env, StoreContract, StoreFactory, opened_stores
 from venom_mem_core.testing.store_contract import draft
+from venom_mem_core.text_search import search_text
 
 FTS_TABLE = (
     "CREATE VIRTUAL TABLE t USING fts5(title, content, tags,"
@@ -216,7 +217,7 @@ def test_bm25_order_matches_fts5(fts5: apsw.Connection) -> None:
             )
         ]
         with store.read() as reader:
-            found = reader.search_text(query, MemoryFilter(access=Access(everything=True)), 100)
+            found = search_text(reader, query, MemoryFilter(access=Access(everything=True)), 100)
         assert [match.memory.id for match in found] == expected, query
 
 
@@ -245,5 +246,5 @@ def test_snippet_matches_fts5(fts5: apsw.Connection) -> None:
         fts5.execute("SELECT rowid, snippet(t, 1, '', '', '…', 64) FROM t WHERE t MATCH 'zebra'")
     )
     with store.read() as reader:
-        found = reader.search_text(["zebra"], MemoryFilter(access=Access(everything=True)), 10)
+        found = search_text(reader, ["zebra"], MemoryFilter(access=Access(everything=True)), 10)
     assert {match.memory.id: match.snippet for match in found} == expected

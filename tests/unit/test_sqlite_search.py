@@ -23,6 +23,7 @@ from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.ranking import fts_match_expression
 from venom_mem_core.records import Memory, Provenance
+from venom_mem_core.text_search import search_text
 
 OWNER = Provenance(principal="owner", label="owner")
 TS = "2026-11-09T10:00:00.000Z"
@@ -60,7 +61,7 @@ def fill(store: SqliteStore, memories: Sequence[Memory]) -> dict[int, str]:
 
 def search(store: SqliteStore, tokens: Sequence[str], where: MemoryFilter) -> list[str]:
     with store.read() as tx:
-        return [m.memory.content for m in tx.search_text(tokens, where, 100)]
+        return [m.memory.content for m in search_text(tx, tokens, where, 100)]
 
 
 # -- FTS5 syntax is plain text -----------------------------------------------------------------
@@ -108,7 +109,7 @@ def test_fts_syntax_in_tokens_never_errors(
         ],
     )
     with store.read() as tx:
-        tx.search_text(tokens, where, 10)
+        search_text(tx, tokens, where, 10)
 
 
 def test_operators_are_searched_as_words(store: SqliteStore) -> None:
@@ -138,7 +139,7 @@ def test_weights_title_over_tags_over_content(store: SqliteStore) -> None:
 def test_ties_go_to_the_highest_id(store: SqliteStore) -> None:
     ids = fill(store, [memory("same words", space=s) for s in ("mine", "b", "c")])
     with store.read() as tx:
-        got = [m.memory.id for m in tx.search_text(["same"], EVERYTHING, 10)]
+        got = [m.memory.id for m in search_text(tx, ["same"], EVERYTHING, 10)]
     assert got == sorted(ids, reverse=True)
 
 
@@ -157,10 +158,10 @@ def test_only_live_rows_are_searched(store: SqliteStore) -> None:
 def test_limit_and_nothing_readable(store: SqliteStore) -> None:
     fill(store, [memory(f"common word {n}") for n in range(20)])
     with store.read() as tx:
-        assert len(tx.search_text(["common"], EVERYTHING, 5)) == 5
-        assert len(tx.search_text(["common"], MINE, 5)) == 5
-        assert tx.search_text(["common"], MemoryFilter(access=Access()), 5) == []
-        assert tx.search_text(["common"], EVERYTHING, 0) == []
+        assert len(search_text(tx, ["common"], EVERYTHING, 5)) == 5
+        assert len(search_text(tx, ["common"], MINE, 5)) == 5
+        assert search_text(tx, ["common"], MemoryFilter(access=Access()), 5) == []
+        assert search_text(tx, ["common"], EVERYTHING, 0) == []
 
 
 def test_snippets(store: SqliteStore) -> None:
@@ -170,7 +171,7 @@ def test_snippets(store: SqliteStore) -> None:
         [memory(long), memory("body text without the word", title="needle"), memory("needle")],
     )
     with store.read() as tx:
-        hits = {m.memory.content: m.snippet for m in tx.search_text(["needle"], EVERYTHING, 10)}
+        hits = {m.memory.content: m.snippet for m in search_text(tx, ["needle"], EVERYTHING, 10)}
     assert "needle" in hits[long]
     assert hits[long].startswith("…")
     assert hits[long].endswith("…")
@@ -332,9 +333,9 @@ def test_cached_corpus_size_follows_every_commit(tmp_path: Path) -> None:
             fill(grown, [extra])
         fill(fresh, first + later)
         with grown.read() as tx:
-            got = [m.memory.content for m in tx.search_text(["alpha", "gamma"], MINE, 100)]
+            got = [m.memory.content for m in search_text(tx, ["alpha", "gamma"], MINE, 100)]
         with fresh.read() as tx:
-            want = [m.memory.content for m in tx.search_text(["alpha", "gamma"], MINE, 100)]
+            want = [m.memory.content for m in search_text(tx, ["alpha", "gamma"], MINE, 100)]
         assert got == want
         assert len(got) == 4
     finally:

@@ -18,13 +18,12 @@ import attrs
 from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import (
-    FtsMatch,
     MemoryFilter,
     SessionFilter,
     SpaceSummary,
     StoreCounts,
 )
-from venom_mem_core.ranking import SNIPPET_BYTES, cut_utf8, fts_match_expression
+from venom_mem_core.ranking import fts_match_expression
 from venom_mem_core.records import Client, Memory, Session, Version
 
 from . import bm25
@@ -60,6 +59,16 @@ _BUILTIN_BM25 = "bm25(memory_fts, {}, {}, {})".format(*bm25.WEIGHTS)
 
 def _placeholders(count: int) -> str:
     return ", ".join("?" * count)
+
+
+def _clean(tokens: Sequence[str]) -> list[str]:
+    """FTS5 reads a query as a C string, so a NUL would end it mid-phrase (a syntax error).
+    The tokenizer treats NUL as a separator anyway, so a space searches the same words."""
+    return [token.replace("\x00", " ") for token in tokens]
+
+
+def _match(tokens: Sequence[str]) -> str:
+    return fts_match_expression(_clean(tokens))
 
 
 def _only_live(where: MemoryFilter) -> bool:
@@ -133,62 +142,53 @@ class SqliteReadTx:
         )
         return [version_from_row(row) for row in rows]
 
-    def search_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[FtsMatch]:
-        """Filter, then rank, in one statement; see bm25.py for why ranking has two forms."""
+    def rank_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[int]:
+        """Filter, then rank, in one statement; see bm25.py for why ranking has two forms.
+
+        Only IDs go through the sorter (it would carry every selected column of every
+        match); rows and snippets are read afterwards for the few that made the cut.
+        """
         if not tokens or limit <= 0 or where.access.nothing:
             return []
-        # FTS5 reads a query as a C string, so a NUL would end it mid-phrase (a syntax error).
-        # The tokenizer treats NUL as a separator anyway, so a space searches the same words.
-        tokens = [token.replace("\x00", " ") for token in tokens]
-        match = fts_match_expression(tokens)
-        candidates = memory_predicate(attrs.evolve(where, include_deleted=False))
+        match = _match(tokens)
         order_params: tuple[bytes, ...] = ()
         if where.access.everything:
             order = _BUILTIN_BM25
         else:
             readable = access_predicate(where.access, alias="m")
             with translated(self._path):
-                stats = bm25.corpus_stats(self._connection, tokens, readable)
+                stats = bm25.corpus_stats(self._connection, _clean(tokens), readable)
             if stats.rows == 0:
                 return []
             order, order_params = f"{bm25.RANK_FUNCTION}(memory_fts, ?)", (stats.encode(),)
-        # Rank IDs alone first: a sorter keeps every column it is given for every match, so
-        # the rows and snippets are read afterwards for the few that made the cut.
         if _only_live(where):
             # memory_fts holds live rows only (the triggers see to it): no join needed.
             ranked = self._rows(
-                f"SELECT memory_fts.rowid FROM memory_fts WHERE memory_fts MATCH ?"
+                "SELECT memory_fts.rowid FROM memory_fts WHERE memory_fts MATCH ?"
                 f" ORDER BY {order}, memory_fts.rowid DESC LIMIT ?",
                 (match, *order_params, limit),
             )
         else:
+            candidates = memory_predicate(attrs.evolve(where, include_deleted=False))
             ranked = self._rows(
                 "SELECT m.id FROM memory_fts JOIN memories AS m ON m.id = memory_fts.rowid"
                 f" WHERE memory_fts MATCH ? AND ({candidates.sql})"
                 f" ORDER BY {order}, m.id DESC LIMIT ?",
                 (match, *candidates.params, *order_params, limit),
             )
-        ids = [int(row[0]) for row in ranked]
-        if not ids:
-            return []
-        marks = _placeholders(len(ids))
-        snippets = {
+        return [int(row[0]) for row in ranked]
+
+    def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
+        if not tokens or not ids:
+            return {}
+        return {
             int(row[0]): str(row[1] or "")
             for row in self._rows(
                 f"SELECT rowid, {_SNIPPET} FROM memory_fts"
-                f" WHERE memory_fts MATCH ? AND rowid IN ({marks})",
-                (match, *ids),
+                f" WHERE memory_fts MATCH ? AND rowid IN ({_placeholders(len(ids))})",
+                (_match(tokens), *ids),
             )
         }
-        rows = self._rows(f"SELECT {_MEMORY} FROM memories AS m WHERE m.id IN ({marks})", ids)
-        memories = {memory.id: memory for memory in map(memory_from_row, rows)}
-        return [
-            FtsMatch(
-                memory=memories[id_],
-                snippet=snippets.get(id_) or cut_utf8(memories[id_].content, SNIPPET_BYTES),
-            )
-            for id_ in ids
-        ]
 
     def list_memories(self, where: MemoryFilter, after: int | None, limit: int) -> list[Memory]:
         predicate = memory_predicate(where)

@@ -91,35 +91,39 @@ def search_memories(
         use_vectors = mode != "fts" and query_vector is not None and vectors is not None
         # Without a vector list, the first `limit` of the full-text list are the results.
         depth = LIST_DEPTH if use_vectors else limit
-        matches = [] if mode == "vector" else tx.search_text(tokens, where, depth)
-        by_id: dict[int, tuple[Memory, str]] = {m.memory.id: (m.memory, m.snippet) for m in matches}
-        vector_ids: list[int] = []
-        similarity: dict[int, float] = {}
+        fts_ids = [] if mode == "vector" else tx.rank_text(tokens, where, depth)
+        vector_hits: list[tuple[int, float]] = []
         if use_vectors and vectors is not None and query_vector is not None:
-            for id_, sim in vectors.nearest(
+            vector_hits = vectors.nearest(
                 query_vector, where, LIST_DEPTH, app.settings.min_similarity
-            ):
-                if id_ not in by_id:
-                    memory = tx.get_memory(id_)
-                    if memory is None or not where.matches(memory):
-                        continue  # the index is a step behind this snapshot
-                    by_id[id_] = (memory, _preview(memory))
-                vector_ids.append(id_)
-                similarity[id_] = sim
-    fused = fuse([m.memory.id for m in matches], vector_ids, similarity, limit=limit)
-    results = [
-        hit_json(
-            Hit(
-                memory=by_id[f.id][0],
-                snippet=by_id[f.id][1],
-                score=f.score,
-                fts_rank=f.fts_rank,
-                vector_rank=f.vector_rank,
-                similarity=f.similarity,
+            )
+        while True:
+            fused = fuse(fts_ids, [i for i, _ in vector_hits], dict(vector_hits), limit=limit)
+            memories = {f.id: tx.get_memory(f.id) for f in fused}
+            # The vector index can be a step behind this snapshot: drop what it still holds
+            # for a memory that is gone or no longer passes the filter, and fuse again.
+            stale = {i for i, m in memories.items() if m is None or not where.matches(m)}
+            if not stale:
+                break
+            fts_ids = [i for i in fts_ids if i not in stale]
+            vector_hits = [(i, sim) for i, sim in vector_hits if i not in stale]
+        snippets = tx.text_snippets(tokens, [f.id for f in fused if f.fts_rank is not None])
+    results = []
+    for f in fused:
+        memory = memories[f.id]
+        assert memory is not None  # stale ones were dropped above
+        results.append(
+            hit_json(
+                Hit(
+                    memory=memory,
+                    snippet=snippets.get(f.id) or _preview(memory),
+                    score=f.score,
+                    fts_rank=f.fts_rank,
+                    vector_rank=f.vector_rank,
+                    similarity=f.similarity,
+                )
             )
         )
-        for f in fused
-    ]
     out: dict[str, Any] = {"mode": "vector" if mode == "vector" else "fts"}
     if use_vectors and mode == "auto":
         out["mode"] = "hybrid"
