@@ -11,13 +11,14 @@ Run: ``.venv/bin/python bench/bench_daemon.py`` (about a minute).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import multiprocessing
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.daemon_env import VENOM_MEM, World, make_world
 
 from venom_mem_adapters.client import connect
+from venom_mem_adapters.sqlite import SqliteStore, open_connection
 
 FLOOR_CLIENT = r"""
 import json, os, socket, sys
@@ -86,28 +88,59 @@ def raw_apsw_rate(seconds: float = 3.0) -> float:
     return count / seconds
 
 
+def raw_schema_rate(seconds: float = 3.0) -> float:
+    """One-commit inserts of what memory.add writes (a memories row, firing the FTS trigger,
+    and its version row) into the store's own schema, with its connection settings: the
+    storage floor of an add, without the daemon, the wire or the use case."""
+    d = tempfile.mkdtemp()
+    os.chmod(d, 0o700)
+    path = os.path.join(d, "store.db")
+    SqliteStore.open(path).close()
+    conn = open_connection(path, readonly=False)
+    count, deadline = 0, time.perf_counter() + seconds
+    ts = "2026-11-09T10:00:00.000Z"
+    while time.perf_counter() < deadline:
+        content = f"raw note {count} with a few words"
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT INTO memories (space, kind, title, content, content_sha256, tags, principal,"
+            " updated_by, created, updated) VALUES ('bench', 'note', '', ?, ?, '', 'owner',"
+            " 'owner', ?, ?)",
+            (content, hashlib.sha256(content.encode()).digest(), ts, ts),
+        )
+        conn.execute(
+            "INSERT INTO memory_versions (memory, revision, action, kind, title, content, tags,"
+            " principal, ts) VALUES (?, 1, 'add', 'note', '', ?, '', 'owner', ?)",
+            (conn.last_insert_rowid(), content, ts),
+        )
+        conn.execute("COMMIT")
+        count += 1
+    conn.close()
+    return count / seconds
+
+
+def _client(environ: dict[str, str], verb: str, k: int, start: float, stop: float) -> int:
+    """One client process: connect, wait for the common start, call until the stop."""
+    with connect(environ) as conn:
+        while time.time() < start:
+            time.sleep(0.001)
+        n = 0
+        while time.time() < stop:
+            if verb == "memory.add":
+                conn.call("memory.add", {"space": "bench", "content": f"c{k} n{n} {time.time()}"})
+            else:
+                conn.call("memory.search", {"query": WORDS[n % len(WORDS)], "limit": 10})
+            n += 1
+    return n
+
+
 def concurrent_rate(world: World, verb: str, seconds: float = 3.0, clients: int = 8) -> float:
-    done = [0] * clients
-    stop = time.perf_counter() + seconds
-
-    def worker(k: int) -> None:
-        with connect(world.environ("@owner")) as conn:
-            n = 0
-            while time.perf_counter() < stop:
-                if verb == "memory.add":
-                    conn.call(
-                        "memory.add", {"space": "bench", "content": f"c{k} n{n} {time.time()}"}
-                    )
-                else:
-                    conn.call("memory.search", {"query": WORDS[n % len(WORDS)], "limit": 10})
-                n += 1
-            done[k] = n
-
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    """Calls per second from ``clients`` separate processes (threads in this process would
+    measure this process's GIL as much as the daemon)."""
+    start = time.time() + 1.0
+    args = [(world.environ("@owner"), verb, k, start, start + seconds) for k in range(clients)]
+    with multiprocessing.get_context("spawn").Pool(clients) as pool:
+        done = pool.starmap(_client, args)
     return sum(done) / seconds
 
 
@@ -138,11 +171,14 @@ def main() -> None:
                      f"ratio {ratio:.2f}x, target <= 1.5x"))  # fmt: skip
 
         raw = raw_apsw_rate()
+        schema = raw_schema_rate()
         adds = concurrent_rate(world, "memory.add")
         searches = concurrent_rate(world, "memory.search")
-        rows.append(("raw apsw one-commit inserts", f"{raw:.0f}/s", ""))
+        rows.append(("raw apsw one-commit inserts, 1-column table", f"{raw:.0f}/s", ""))
+        rows.append(("raw apsw one-commit adds, the store's schema", f"{schema:.0f}/s", ""))
         rows.append(("8 clients memory.add (FULL sync)", f"{adds:.0f}/s",
-                     f"{adds / raw * 100:.0f}% of raw, target >= 50%"))  # fmt: skip
+                     f"{adds / raw * 100:.0f}% of the 1-column raw (target >= 50%), "
+                     f"{adds / schema * 100:.0f}% of the schema raw"))  # fmt: skip
         rows.append(("8 clients memory.search at 10k", f"{searches:.0f}/s", ""))
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'figure':>12}  note")

@@ -175,6 +175,7 @@ def _serve_locked(
             try:
                 anyio.run(_run_daemon, daemon, sock, status, app, service)
             finally:
+                daemon.close()
                 if service is not None:
                     service.close()
         finally:

@@ -37,6 +37,7 @@ from venom_mem_core.usecases.handlers import HANDLERS
 
 from ..wire import MAX_FRAME, decode_frame, encode_frame
 from .event_log import EventLog
+from .writer import WriterThread
 
 __all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
 
@@ -111,7 +112,7 @@ class Daemon:
             "grant.revoke": self._grant_revoke,
         }
         self.handlers.update(handlers or {})
-        self._writer = anyio.CapacityLimiter(1)
+        self._writer = WriterThread()
         self._readers = anyio.CapacityLimiter(READERS)
         self._connections = 0
         self._activity = anyio.Event()
@@ -133,6 +134,10 @@ class Daemon:
     async def _accept(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
         async with anyio.create_task_group() as connections:
             await listener.serve(self._connection, task_group=connections)
+
+    def close(self) -> None:
+        """After serving: let queued writes finish and stop the writer thread."""
+        self._writer.close()
 
     def apply_config(self, config: Config) -> None:
         """Run with a reloaded config (restart-only keys already kept as started)."""
@@ -237,7 +242,7 @@ class Daemon:
                 {"path": str(self.paths.store), "fix": "restart the daemon: venom-mem serve"},
             )
         try:
-            return await anyio.to_thread.run_sync(fn, limiter=self._writer)
+            return await self._writer.run(fn)
         except VenomError as error:
             if error.code == "failed.store":
                 self.write_failure = error.message
