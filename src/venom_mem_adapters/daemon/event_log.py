@@ -6,6 +6,7 @@ bounded and not stored: a restart starts a new source, and the store is the reco
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import threading
 from collections import deque
@@ -50,7 +51,12 @@ class EventLog:
     def after(self, seq: int) -> list[dict[str, Any]]:
         """Events with a sequence number above ``seq``, oldest first."""
         with self._lock:
-            return [e for e in self._events if e["seq"] > seq]
+            # Sequence numbers are consecutive, so the answer is the last (newest - seq)
+            # events: walk from the new end, not over everything retained.
+            count = min(max(self._seq - seq, 0), len(self._events))
+            newest = list(itertools.islice(reversed(self._events), count))
+        newest.reverse()
+        return newest
 
     @property
     def last_seq(self) -> int:
