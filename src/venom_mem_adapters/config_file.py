@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from venom_mem_core.config import Config
 from venom_mem_core.errors import VenomError
 
 from . import zon
+from .private_files import write_private_file
 
 __all__ = [
     "default_config_path",
@@ -28,8 +28,6 @@ __all__ = [
     "write_config_value",
 ]
 
-_DIR_MODE = 0o700
-_FILE_MODE = 0o600
 # --value text that starts like one of these is structured: a parse error is reported,
 # not taken as a bare string.
 _STRUCTURED_STARTS = (".{", "[", "{", '"', "\\\\")
@@ -153,47 +151,10 @@ def parse_value_text(text: str) -> Any:
 # -- atomic write ------------------------------------------------------------------------------
 
 
-def _make_dirs(directory: Path) -> None:
-    """Create missing directories 0700 (existing ones are left as they are)."""
-    if directory.is_dir():
-        return
-    _make_dirs(directory.parent)
-    try:
-        os.mkdir(directory, _DIR_MODE)
-    except FileExistsError:
-        return
-    os.chmod(directory, _DIR_MODE)
-
-
 def _atomic_write(path: Path, text: str) -> None:
-    """Temp file in the same directory, fsync, rename over the file, fsync the directory."""
-    directory = path.parent
     try:
-        _make_dirs(directory)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+        write_private_file(path, text)
     except OSError as err:
         raise VenomError(
             "failed.internal", f"{path}: can't write the config file: {err.strerror or err}"
         ) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), _FILE_MODE)
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise VenomError(
-            "failed.internal", f"{path}: can't write the config file: {err.strerror or err}"
-        ) from None
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - the directory was just written to
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:  # pragma: no cover - some filesystems can't fsync a directory
-        pass
-    finally:
-        os.close(dir_fd)

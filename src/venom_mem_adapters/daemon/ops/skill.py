@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import os
 import pwd
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Resource, check
 from venom_mem_core.skill import SKILL_NAME, render_skill
 
+from ...private_files import make_private_dirs, write_private_file
 from ..server import Request
 
 __all__ = ["SKILL_DIRS", "install_skill", "skill_install_verb", "skill_targets", "skill_verb"]
@@ -32,8 +32,6 @@ __all__ = ["SKILL_DIRS", "install_skill", "skill_install_verb", "skill_targets",
 # Where each supported harness looks for user skills, relative to the home directory.
 SKILL_DIRS = (Path(".claude") / "skills", Path(".codex") / "skills")
 SKILL_FILE = "SKILL.md"
-_DIR_MODE = 0o700
-_FILE_MODE = 0o600
 
 
 def _home(environ: Mapping[str, str]) -> Path:
@@ -47,43 +45,13 @@ def skill_targets(home: Path) -> list[Path]:
     return [home / directory / SKILL_NAME / SKILL_FILE for directory in SKILL_DIRS]
 
 
-def _make_dirs(directory: Path, home: Path) -> None:
-    """Create what is missing below ``home``, each new directory 0700; existing ones are left
-    as their owner set them."""
-    missing: list[Path] = []
-    current = directory
-    while not current.exists() and current not in (home, current.parent):
-        missing.append(current)
-        current = current.parent
-    for path in reversed(missing):
-        try:
-            os.mkdir(path, _DIR_MODE)
-        except FileExistsError:
-            continue
-        os.chmod(path, _DIR_MODE)  # the umask may have taken owner bits
-
-
-def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), _FILE_MODE)
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def install_skill(home: Path, text: str) -> list[Path]:
     """Write the skill for every supported harness; returns the files written."""
     written: list[Path] = []
     for target in skill_targets(home):
         try:
-            _make_dirs(target.parent, home)
-            _write(target, text)
+            make_private_dirs(target.parent, stop_at=home)
+            write_private_file(target, text)
         except OSError as err:
             raise VenomError(
                 "failed.internal",

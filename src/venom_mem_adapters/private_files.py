@@ -1,0 +1,56 @@
+"""Files only their owner may read, written atomically: config.zon, the installed skill.
+
+Both are replaced whole (temp file beside it, fsync, rename, fsync the directory), so a
+reader never sees half a file, and a crash leaves the old one or the new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["DIR_MODE", "FILE_MODE", "make_private_dirs", "write_private_file"]
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def make_private_dirs(directory: Path, *, stop_at: Path | None = None) -> None:
+    """Create the missing directories up to ``directory``, each new one 0700 (the umask may
+    have taken owner bits); existing ones, and anything at or above ``stop_at``, are left
+    as their owner set them."""
+    missing: list[Path] = []
+    current = directory
+    while not current.exists() and current not in (stop_at, current.parent):
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, DIR_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(path, DIR_MODE)
+
+
+def write_private_file(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``, mode 0600, atomically and durably. Raises OSError."""
+    make_private_dirs(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), FILE_MODE)
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        with contextlib.suppress(OSError):  # some filesystems can't fsync a directory
+            os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
