@@ -171,3 +171,32 @@ def test_kill_9_mid_stream_loses_no_acknowledged_add(world: World) -> None:
             break
     assert set(acked) <= stored
     assert world.daemon_pid() not in (None, pid)
+
+
+def test_serve_sweeps_tombstones_older_than_tombstone_days(world: World) -> None:
+    """Tombstones and their versions go after memory.tombstone_days, at serve (RFC-0020
+    section 2); a recent one stays. The old ones are made with a clock in 2020."""
+    from datetime import UTC, datetime
+
+    from venom_mem_adapters.sqlite import SqliteStore
+    from venom_mem_core.clock import FixedClock
+    from venom_mem_core.usecases.app import App
+    from venom_mem_core.usecases.memories import add_memory, delete_memory
+    from venom_mem_core.usecases.principals import OWNER
+
+    world.store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    store = SqliteStore.open(world.store)
+    try:
+        old = App(store=store, clock=FixedClock(datetime(2020, 1, 1, tzinfo=UTC)))
+        gone = add_memory(old, OWNER, space="user", content="deleted long ago")["id"]
+        delete_memory(old, OWNER, id=gone, revision=1)
+        now = App(store=store, clock=FixedClock(datetime.now(UTC)))
+        kept = add_memory(now, OWNER, space="user", content="deleted today")["id"]
+        delete_memory(now, OWNER, id=kept, revision=1)
+    finally:
+        store.close()
+    swept = world.run("memory", "get", "--id", gone, "--include-deleted", "--json")
+    assert swept.code == 3
+    assert swept.json["error"]["code"] == "not_found.memory"
+    assert world.run("memory", "history", "--id", gone, "--json").code == 3
+    assert world.ok("memory", "get", "--id", kept, "--include-deleted")["deleted"]
