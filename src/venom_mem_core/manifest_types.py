@@ -8,7 +8,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Self
 
 __all__ = ["ErrorDoc", "Field", "Manifest", "Param", "Type", "Verb"]
 
@@ -24,6 +24,12 @@ class _Frozen:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is frozen")
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with some attributes changed (the classes take their slots as keywords)."""
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values.update(changes)
+        return type(self)(**values)
 
     def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)

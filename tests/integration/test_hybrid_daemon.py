@@ -8,20 +8,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.test_hybrid_search import DIMS, M1, M2, M3, QUERY, text
+from tests.integration.test_hybrid_search import DIMS, M1, M2, M3, QUERY, section_5_stub
 from tests.support.daemon_env import World
-from tests.support.embed_stub import EmbedStub, embed_stub
+from tests.support.embed_stub import EmbedStub
 
 KEY = "sk-daemon-test-key"
 
 
 @pytest.fixture
 def stub() -> Iterator[EmbedStub]:
-    with embed_stub(dimensions=DIMS) as s:
-        s.set(QUERY, [1.0, 0.0, 0.0, 0.0])
-        s.set(text(M3), [0.9, 0.1, 0.0, 0.0])
-        s.set(text(M2), [0.5, 0.5, 0.0, 0.0])
-        s.set(text(M1), [-0.5, 0.5, 0.0, 0.0])
+    with section_5_stub() as s:
         yield s
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -59,8 +59,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def stub() -> Iterator[EmbedStub]:
+@contextmanager
+def section_5_stub() -> Iterator[EmbedStub]:
+    """The stub serving the section 5 fixture's vectors."""
     with embed_stub(dimensions=DIMS) as s:
         # The query points along x; m3 is closest, m2 next, m1 points away (similarity < 0,
         # so below search.min_similarity = 0.0 and not in the vector list at all).
@@ -68,6 +69,12 @@ def stub() -> Iterator[EmbedStub]:
         s.set(text(M3), [0.9, 0.1, 0.0, 0.0])
         s.set(text(M2), [0.5, 0.5, 0.0, 0.0])
         s.set(text(M1), [-0.5, 0.5, 0.0, 0.0])
+        yield s
+
+
+@pytest.fixture
+def stub() -> Iterator[EmbedStub]:
+    with section_5_stub() as s:
         yield s
 
 

@@ -187,18 +187,7 @@ def _exposed(verb: Verb) -> Verb:
     dropped = _DROPPED_PARAMS.get(verb.name)
     if not dropped:
         return verb
-    return Verb(
-        name=verb.name,
-        summary=verb.summary,
-        params=tuple(p for p in verb.params if p.name not in dropped),
-        result=verb.result,
-        errors=verb.errors,
-        right=verb.right,
-        resource=verb.resource,
-        starts_daemon=verb.starts_daemon,
-        local=verb.local,
-        examples=verb.examples,
-    )
+    return verb.replace(params=tuple(p for p in verb.params if p.name not in dropped))
 
 
 def exposed_verbs(manifest: Manifest) -> Iterable[Verb]:
