@@ -311,6 +311,7 @@ class Connection:
         self.daemon = daemon
         self.stream = stream
         self.principal: Principal | None = None
+        self.peer_uid: int | None = None
         self._send_lock = anyio.Lock()
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT_PER_CONNECTION)
 
@@ -332,10 +333,8 @@ class Connection:
                 await self.stream.send(frame)
 
     async def run(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.peer_uid = _peer_uid(self.stream)
-        except OSError:
-            self.peer_uid = None
         reader = BufferedByteReceiveStream(self.stream)
         try:
             async with anyio.create_task_group() as requests:
