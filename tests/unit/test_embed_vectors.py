@@ -15,13 +15,12 @@ import attrs
 import numpy as np
 import pytest
 
+from tests.support.records import OWNER, TS, draft_memory
 from venom_mem_adapters.sqlite import SqliteStore
 from venom_mem_adapters.sqlite import vectors as vx
 from venom_mem_core.embedding_text import embedding_input
-from venom_mem_core.records import Memory, Provenance
+from venom_mem_core.records import Provenance
 
-TS = "2026-11-09T10:00:00.000Z"
-OWNER = Provenance(principal="owner", label="owner")
 G1 = Provenance(principal="g1")
 
 
@@ -41,18 +40,8 @@ def add(
     space: str = "user",
     updated: str = TS,
 ) -> int:
-    draft = Memory(
-        id=0,
-        space=space,
-        kind="note",
-        title=title,
-        content=content,
-        content_sha256=hashlib.sha256(content.encode()).digest(),
-        tags=tags,
-        author=author,
-        updated_by=author,
-        created=TS,
-        updated=updated,
+    draft = draft_memory(
+        content, space=space, title=title, tags=tags, author=author, updated=updated
     )
     with store.write() as tx:
         return tx.insert_memory(draft)

@@ -9,7 +9,6 @@ first show the trap is real on their corpus, then that the store does not fall i
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from tests.support.records import draft_memory
 from venom_mem_adapters.sqlite import SqliteStore, bm25
 from venom_mem_adapters.sqlite.filters import Predicate
 from venom_mem_core.grants import Access
@@ -32,19 +32,7 @@ MINE = MemoryFilter(access=Access(spaces=frozenset({"mine"})))
 
 
 def memory(content: str, *, space: str = "mine", title: str = "", tags: str = "") -> Memory:
-    return Memory(
-        id=0,
-        space=space,
-        kind="note",
-        title=title,
-        content=content,
-        content_sha256=hashlib.sha256(content.encode()).digest(),
-        tags=tuple(tags.split()),
-        author=OWNER,
-        updated_by=OWNER,
-        created=TS,
-        updated=TS,
-    )
+    return draft_memory(content, space=space, title=title, tags=tuple(tags.split()))
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ import apsw
 import attrs
 import pytest
 
+from tests.support.records import OWNER, TS, draft_memory
 from venom_mem_adapters.sqlite import SqliteStore
 from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Access
@@ -19,38 +19,8 @@ from venom_mem_core.ports import MemoryFilter, SessionFilter, Store, StoreCounts
 from venom_mem_core.records import Client, Grant, Memory, Provenance, Session, Version
 from venom_mem_core.text_search import search_text
 
-OWNER = Provenance(principal="owner", label="owner")
 G1 = Provenance(principal="g1", label="claude-code")
-TS = "2026-11-09T10:00:00.000Z"
 EVERYTHING = MemoryFilter(access=Access(everything=True))
-
-
-def memory(
-    content: str,
-    *,
-    space: str = "user",
-    kind: str = "note",
-    title: str = "",
-    tags: tuple[str, ...] = (),
-    author: Provenance = OWNER,
-    session: int | None = None,
-    deleted: str | None = None,
-) -> Memory:
-    return Memory(
-        id=0,
-        space=space,
-        kind=kind,
-        title=title,
-        content=content,
-        content_sha256=hashlib.sha256(content.encode()).digest(),
-        tags=tags,
-        author=author,
-        updated_by=author,
-        session=session,
-        created=TS,
-        updated=TS,
-        deleted=deleted,
-    )
 
 
 def version(mid: int, revision: int, content: str) -> Version:
@@ -95,7 +65,7 @@ def test_is_a_store(store: SqliteStore) -> None:
 def test_memory_round_trip(store: SqliteStore) -> None:
     with store.write() as tx:
         sid = tx.insert_session(session())
-    original = memory(
+    original = draft_memory(
         "Zig 0.17 pinned", title="Zig pin", tags=("zig", "build"), author=G1, session=sid
     )
     (mid,) = add(store, original)
@@ -105,7 +75,7 @@ def test_memory_round_trip(store: SqliteStore) -> None:
 
 
 def test_memory_without_title_label_or_tags(store: SqliteStore) -> None:
-    plain = attrs.evolve(memory("plain"), author=Provenance(principal="g2"))
+    plain = attrs.evolve(draft_memory("plain"), author=Provenance(principal="g2"))
     (mid,) = add(store, plain)
     with store.read() as tx:
         got = tx.get_memory(mid)
@@ -114,15 +84,15 @@ def test_memory_without_title_label_or_tags(store: SqliteStore) -> None:
 
 
 def test_ids_are_never_reused_after_a_purge(store: SqliteStore) -> None:
-    first, second = add(store, memory("one"), memory("two"))
+    first, second = add(store, draft_memory("one"), draft_memory("two"))
     with store.write() as tx:
         tx.delete_memory(second)
-    (third,) = add(store, memory("three"))
+    (third,) = add(store, draft_memory("three"))
     assert (first, second, third) == (1, 2, 3)
 
 
 def test_find_live_by_content(store: SqliteStore) -> None:
-    m = memory("same text")
+    m = draft_memory("same text")
     (mid,) = add(store, m)
     with store.read() as tx:
         found = tx.find_live_by_content("user", m.content_sha256)
@@ -136,20 +106,20 @@ def test_find_live_by_content(store: SqliteStore) -> None:
 
 
 def test_duplicate_backstop(store: SqliteStore) -> None:
-    (mid,) = add(store, memory("dup"))
+    (mid,) = add(store, draft_memory("dup"))
     with store.write() as tx:
         with pytest.raises(VenomError) as info:
-            tx.insert_memory(memory("dup"))
+            tx.insert_memory(draft_memory("dup"))
         assert info.value.code == "conflict.memory_duplicate"
         assert info.value.data == {"id": f"m{mid}"}
         # The transaction survives a refused statement.
-        other = tx.insert_memory(memory("dup", space="elsewhere"))
+        other = tx.insert_memory(draft_memory("dup", space="elsewhere"))
     with store.read() as tx:
         assert tx.get_memory(other) is not None
 
 
 def test_duplicate_backstop_on_restore(store: SqliteStore) -> None:
-    gone, live = add(store, memory("x", deleted=TS), memory("x"))
+    gone, live = add(store, draft_memory("x", deleted=TS), draft_memory("x"))
     with store.write() as tx:
         tombstone = tx.get_memory(gone)
         assert tombstone is not None
@@ -161,12 +131,12 @@ def test_duplicate_backstop_on_restore(store: SqliteStore) -> None:
 
 def test_replace_missing_memory_is_not_found(store: SqliteStore) -> None:
     with store.write() as tx, pytest.raises(VenomError) as info:
-        tx.replace_memory(attrs.evolve(memory("x"), id=42))
+        tx.replace_memory(attrs.evolve(draft_memory("x"), id=42))
     assert info.value.code == "not_found.memory"
 
 
 def test_versions_and_pruning(store: SqliteStore) -> None:
-    (mid,) = add(store, memory("v"))
+    (mid,) = add(store, draft_memory("v"))
     with store.write() as tx:
         for revision in range(1, 6):
             tx.insert_version(
@@ -192,7 +162,7 @@ def test_versions_and_pruning(store: SqliteStore) -> None:
 
 
 def test_purge_cascades_to_versions_and_vectors(store: SqliteStore) -> None:
-    (mid,) = add(store, memory("purge me"))
+    (mid,) = add(store, draft_memory("purge me"))
     with store.write() as tx:
         tx.insert_version(version(mid, 1, "purge me"))
         tx._run("INSERT INTO memory_vectors VALUES (?, 'm', x'00')", (mid,))
@@ -212,13 +182,13 @@ def test_purge_cascades_to_versions_and_vectors(store: SqliteStore) -> None:
 
 
 def test_changed_text_or_delete_drops_the_vector(store: SqliteStore) -> None:
-    a, b, c = add(store, memory("a"), memory("b"), memory("c"))
+    a, b, c = add(store, draft_memory("a"), draft_memory("b"), draft_memory("c"))
     with store.write() as tx:
         for mid in (a, b, c):
             tx._run("INSERT INTO memory_vectors VALUES (?, 'm', x'00')", (mid,))
-        tx.replace_memory(attrs.evolve(memory("a2"), id=a))  # content changed
-        tx.replace_memory(attrs.evolve(memory("b"), id=b, deleted=TS))  # deleted
-        tx.replace_memory(attrs.evolve(memory("c", tags=("x",)), id=c))  # tags only
+        tx.replace_memory(attrs.evolve(draft_memory("a2"), id=a))  # content changed
+        tx.replace_memory(attrs.evolve(draft_memory("b"), id=b, deleted=TS))  # deleted
+        tx.replace_memory(attrs.evolve(draft_memory("c", tags=("x",)), id=c))  # tags only
     with store.read() as tx:
         assert tx._rows("SELECT memory FROM memory_vectors") == [(c,)]
         assert tx.counts().pending == 1
@@ -226,7 +196,7 @@ def test_changed_text_or_delete_drops_the_vector(store: SqliteStore) -> None:
 
 def test_every_kind_of_change_keeps_the_fts_index_consistent(store: SqliteStore) -> None:
     """After each change the index holds exactly the live text (docs/adr/0003)."""
-    (mid,) = add(store, memory("first words", title="head", tags=("a",)))
+    (mid,) = add(store, draft_memory("first words", title="head", tags=("a",)))
     restricted = MemoryFilter(access=Access(spaces=frozenset({"user"})))
     steps: list[tuple[dict[str, object], str, str | None]] = [
         ({"content": "second words"}, "second", "first"),
@@ -257,9 +227,9 @@ def test_every_kind_of_change_keeps_the_fts_index_consistent(store: SqliteStore)
 def test_expired_tombstones(store: SqliteStore) -> None:
     old, new, _live = add(
         store,
-        memory("old", deleted="2026-01-01T00:00:00.000Z"),
-        memory("new", deleted="2026-06-01T00:00:00.000Z"),
-        memory("live"),
+        draft_memory("old", deleted="2026-01-01T00:00:00.000Z"),
+        draft_memory("new", deleted="2026-06-01T00:00:00.000Z"),
+        draft_memory("live"),
     )
     with store.write() as tx:
         assert [m.id for m in tx.expired_tombstones("2026-03-01T00:00:00.000Z")] == [old]
@@ -271,10 +241,10 @@ def test_list_memories_order_paging_and_filters(store: SqliteStore) -> None:
         sid = tx.insert_session(session())
     ids = add(
         store,
-        memory("a", space="user", kind="fact", tags=("zig", "build")),
-        memory("b", space="team", kind="note", tags=("zig",), session=sid),
-        memory("c", space="user", kind="note", tags=("build",), author=G1),
-        memory("d", space="user", deleted=TS),
+        draft_memory("a", space="user", kind="fact", tags=("zig", "build")),
+        draft_memory("b", space="team", kind="note", tags=("zig",), session=sid),
+        draft_memory("c", space="user", kind="note", tags=("build",), author=G1),
+        draft_memory("d", space="user", deleted=TS),
     )
     a, b, c, d = ids
 
@@ -303,7 +273,7 @@ def test_list_filter_agrees_with_the_python_predicate(store: SqliteStore) -> Non
     add(
         store,
         *(
-            memory(
+            draft_memory(
                 f"text {n}",
                 space=("user", "team", "ops")[n % 3],
                 kind=("fact", "note")[n % 2],
@@ -329,10 +299,10 @@ def test_list_filter_agrees_with_the_python_predicate(store: SqliteStore) -> Non
 def test_space_summaries(store: SqliteStore) -> None:
     add(
         store,
-        attrs.evolve(memory("a", space="b-space"), updated="2026-11-09T10:00:01.000Z"),
-        attrs.evolve(memory("b", space="b-space"), updated="2026-11-09T10:00:03.000Z"),
-        memory("c", space="a-space", author=G1),
-        memory("d", space="c-space", deleted=TS),
+        attrs.evolve(draft_memory("a", space="b-space"), updated="2026-11-09T10:00:01.000Z"),
+        attrs.evolve(draft_memory("b", space="b-space"), updated="2026-11-09T10:00:03.000Z"),
+        draft_memory("c", space="a-space", author=G1),
+        draft_memory("d", space="c-space", deleted=TS),
     )
     with store.read() as tx:
         everything = tx.space_summaries(Access(everything=True))
@@ -356,7 +326,7 @@ def test_sessions(store: SqliteStore) -> None:
             session(harness="codex", parent=root, relation="fork", reported_by=G1)
         )
         other = tx.insert_session(session())
-        (mid,) = [tx.insert_memory(memory("in root", session=root))]
+        (mid,) = [tx.insert_memory(draft_memory("in root", session=root))]
     with store.read() as rx:
         got = rx.get_session(child)
         assert got is not None
@@ -436,7 +406,7 @@ def test_clients_and_meta(store: SqliteStore) -> None:
 def test_write_rolls_back_on_exception(store: SqliteStore) -> None:
     def fail_halfway() -> None:
         with store.write() as tx:
-            tx.insert_memory(memory("never"))
+            tx.insert_memory(draft_memory("never"))
             tx.set_meta("k", "v")
             raise RuntimeError("boom")
 
@@ -445,7 +415,7 @@ def test_write_rolls_back_on_exception(store: SqliteStore) -> None:
     with store.read() as tx:
         assert tx.counts().memories == 0
         assert tx.get_meta("k") is None
-    (mid,) = add(store, memory("after"))  # the writer is usable again
+    (mid,) = add(store, draft_memory("after"))  # the writer is usable again
     assert mid == 1  # the rolled-back ID was never committed, so nobody ever saw it
 
 
@@ -456,14 +426,14 @@ def test_write_is_not_reentrant(store: SqliteStore) -> None:
 
 
 def test_reads_proceed_while_a_write_is_held_open(store: SqliteStore) -> None:
-    (before,) = add(store, memory("committed"))
+    (before,) = add(store, draft_memory("committed"))
     inside = threading.Event()
     release = threading.Event()
     written: list[int] = []
 
     def writer() -> None:
         with store.write() as tx:
-            written.append(tx.insert_memory(memory("uncommitted")))
+            written.append(tx.insert_memory(draft_memory("uncommitted")))
             inside.set()
             release.wait(10)
 
@@ -484,10 +454,10 @@ def test_reads_proceed_while_a_write_is_held_open(store: SqliteStore) -> None:
 
 
 def test_read_sees_one_snapshot(store: SqliteStore) -> None:
-    add(store, memory("one"))
+    add(store, draft_memory("one"))
     with store.read() as tx:
         assert tx.counts().memories == 1
-        add(store, memory("two"))  # commits from this same thread meanwhile
+        add(store, draft_memory("two"))  # commits from this same thread meanwhile
         assert tx.counts().memories == 1
     with store.read() as tx:
         assert tx.counts().memories == 2
@@ -515,14 +485,14 @@ def test_writes_from_many_threads_are_serialized(store: SqliteStore) -> None:
 def test_a_write_waiting_on_an_outside_writer_blocks_nothing_else(store: SqliteStore) -> None:
     """While our writer waits in busy_timeout, other threads keep running and reading, and the
     write goes through as soon as the outside writer commits (not when the timeout ends)."""
-    (before,) = add(store, memory("readable"))
+    (before,) = add(store, draft_memory("readable"))
     intruder = apsw.Connection(str(store.path))
     intruder.execute("BEGIN IMMEDIATE")
     finished: list[float] = []
 
     def write() -> None:
         with store.write() as tx:
-            tx.insert_memory(memory("waited"))
+            tx.insert_memory(draft_memory("waited"))
         finished.append(time.monotonic())
 
     thread = threading.Thread(target=write)
@@ -561,11 +531,11 @@ def test_external_writer_is_store_busy(store: SqliteStore) -> None:
 
 
 def test_erase_traces_busy_while_an_old_snapshot_is_held(store: SqliteStore) -> None:
-    add(store, memory("first"))
+    add(store, draft_memory("first"))
     reader = apsw.Connection(str(store.path), flags=apsw.SQLITE_OPEN_READONLY)
     reader.execute("BEGIN")
     reader.execute("SELECT count(*) FROM memories").fetchall()  # pins a WAL snapshot
-    add(store, memory("second"))
+    add(store, draft_memory("second"))
     store._writer.set_busy_timeout(50)
     try:
         with pytest.raises(VenomError) as info:

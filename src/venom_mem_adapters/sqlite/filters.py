@@ -30,21 +30,19 @@ class Predicate:
 
     @classmethod
     def all_of(cls, parts: Iterable[Predicate]) -> Predicate:
-        parts = list(parts)
-        if not parts:
-            return cls("1")
-        return cls(
-            " AND ".join(f"({p.sql})" for p in parts),
-            tuple(v for p in parts for v in p.params),
-        )
+        return cls._join(parts, " AND ", empty="1")
 
     @classmethod
     def any_of(cls, parts: Iterable[Predicate]) -> Predicate:
+        return cls._join(parts, " OR ", empty="0")
+
+    @classmethod
+    def _join(cls, parts: Iterable[Predicate], operator: str, *, empty: str) -> Predicate:
         parts = list(parts)
         if not parts:
-            return cls("0")
+            return cls(empty)
         return cls(
-            " OR ".join(f"({p.sql})" for p in parts),
+            operator.join(f"({p.sql})" for p in parts),
             tuple(v for p in parts for v in p.params),
         )
 
