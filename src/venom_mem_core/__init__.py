@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .records import Provenance as Provenance
     from .records import Session as Session
     from .records import Version as Version
+    from .registry import Registry as Registry
     from .usecases.app import App as App
     from .usecases.app import MemorySettings as MemorySettings
 
@@ -61,6 +62,7 @@ _EXPORTS = {
     "MemorySettings": "usecases.app",
     "Principal": "records",
     "Provenance": "records",
+    "Registry": "registry",
     "ReadTx": "ports",
     "Resource": "grants",
     "Session": "records",
@@ -91,6 +93,7 @@ __all__ = [  # noqa: RUF022  # kept in step with _EXPORTS by tests/unit/test_pub
     "Principal",
     "Provenance",
     "ReadTx",
+    "Registry",
     "Resource",
     "Session",
     "Store",

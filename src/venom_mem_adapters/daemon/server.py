@@ -102,14 +102,10 @@ class Daemon:
         self.started_config = config
         self.paths = paths
         self.on_demand = on_demand
-        self.issued = principals.IssuedTokens()
         self.source = events.source
         self.version = venom_mem_core.__version__
         self.handlers: dict[str, DaemonHandler] = {
             "ping": self._ping,
-            "grant.issue": self._grant_issue,
-            "grant.list": self._grant_list,
-            "grant.revoke": self._grant_revoke,
         }
         self.handlers.update(handlers or {})
         self._writer = WriterThread()
@@ -194,16 +190,7 @@ class Daemon:
                 )
             who = principals.OWNER
         else:
-            who = await anyio.to_thread.run_sync(
-                functools.partial(
-                    principals.resolve_token,
-                    self.app,
-                    token,
-                    issued=self.issued,
-                    unknown=self.unknown_grants,
-                ),
-                limiter=self._readers,
-            )
+            who = principals.resolve_token(self.app, token, unknown=self.unknown_grants)
         ok: dict[str, Any] = {"principal": who.id}
         if who.label is not None:
             ok["label"] = who.label
@@ -253,31 +240,6 @@ class Daemon:
 
     async def _ping(self, request: Request) -> dict[str, Any]:
         return {"pong": True, "source": self.source, "pid": os.getpid()}
-
-    async def _grant_issue(self, request: Request) -> dict[str, Any]:
-        return await self.in_writer(
-            functools.partial(
-                principals.issue_grant,
-                self.app,
-                request.principal,
-                issued=self.issued,
-                **request.params,
-            )
-        )
-
-    async def _grant_list(self, request: Request) -> dict[str, Any]:
-        return principals.list_grants(self.app, request.principal, issued=self.issued)
-
-    async def _grant_revoke(self, request: Request) -> dict[str, Any]:
-        return await self.in_writer(
-            functools.partial(
-                principals.revoke_grant,
-                self.app,
-                request.principal,
-                issued=self.issued,
-                **request.params,
-            )
-        )
 
 
 def _error_reply(request_id: Any, error: VenomError) -> dict[str, Any]:

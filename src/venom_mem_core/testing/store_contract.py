@@ -36,7 +36,7 @@ from ..ports import MemoryFilter, Store
 from ..records import Grant, Memory, Principal, Provenance
 from ..usecases.app import App, MemorySettings
 from ..usecases.memories import sweep_tombstones
-from ..usecases.principals import OWNER, IssuedTokens, resolve_token, unknown_principal
+from ..usecases.principals import OWNER, resolve_token, unknown_principal
 
 __all__ = ["Env", "StoreContract", "StoreFactory", "opened_stores"]
 
@@ -138,6 +138,13 @@ def fails(
     if param is not None:
         assert error.data.get("param") == param, f"{verb}: expected param {param}, {error!r}"
     return error
+
+
+class _Unreadable:
+    """A store that fails every access: what is answered in spite of it needs no store."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the store was used: {name}")
 
 
 def ids(results: list[dict[str, Any]]) -> list[str]:
@@ -1245,7 +1252,7 @@ class StoreContract:
         token = env.owner.call("client.add", {"name": "codex", "grants": grants})["token"]
         # A new app on the same store stands for a daemon restart: the client is durable.
         for app in (env.app, Env.on(env.app.store).app):
-            who = resolve_token(app, token, issued=IssuedTokens(), unknown=(READ_ALL,))
+            who = resolve_token(app, token, unknown=(READ_ALL,))
             assert who == Principal(
                 id="g1",
                 label="codex",
@@ -1262,12 +1269,48 @@ class StoreContract:
         }
         fails(client, "memory.add", {"space": "other", "content": "x"}, "denied.write")
 
+    def test_clients_are_loaded_when_the_app_is_made(self, env: Env) -> None:
+        grants = [{"right": "read", "scope": "*"}]
+        kept = env.owner.call("client.add", {"name": "kept", "grants": grants})["token"]
+        gone = env.owner.call("client.add", {"name": "gone", "grants": grants})["token"]
+        env.owner.call("client.remove", {"name": "gone"})
+        issued = env.owner.call("grant.issue", {"grants": grants})["token"]
+        restarted = Env.on(env.app.store).app
+        assert resolve_token(restarted, kept, unknown=()).label == "kept"
+        for token in (gone, issued):  # issued tokens die with the app; both were handed out
+            with pytest.raises(VenomError) as caught:
+                resolve_token(restarted, token, unknown=())
+            assert caught.value.data["reason"] == "revoked"
+
+    def test_resolving_a_token_reads_nothing_from_the_store(self, env: Env) -> None:
+        grants = [{"right": "read", "scope": "*"}]
+        token = env.owner.call("client.add", {"name": "codex", "grants": grants})["token"]
+        env.owner.call("client.add", {"name": "gone", "grants": grants})
+        env.owner.call("client.remove", {"name": "gone"})
+        env.app.store = _Unreadable()
+        assert resolve_token(env.app, token, unknown=()).id == "g1"
+        with pytest.raises(VenomError) as caught:
+            resolve_token(env.app, "vnt1.venom-mem.g2." + "A" * 43, unknown=())
+        assert caught.value.data["reason"] == "revoked"
+        with pytest.raises(VenomError) as caught:
+            resolve_token(env.app, "vnt1.venom-mem.g3." + "A" * 43, unknown=())
+        assert caught.value.data["reason"] == "invalid"
+
+    def test_grant_revoke_of_a_client_drops_its_token(self, env: Env) -> None:
+        grants = [{"right": "read", "scope": "*"}]
+        token = env.owner.call("client.add", {"name": "codex", "grants": grants})["token"]
+        env.owner.call("grant.revoke", {"principal": "g1"})
+        with pytest.raises(VenomError) as caught:
+            resolve_token(env.app, token, unknown=())
+        assert caught.value.data["reason"] == "revoked"
+        assert env.owner.call("client.list") == {"clients": []}
+
     def test_removed_client_token_is_revoked(self, env: Env) -> None:
         grants = [{"right": "read", "scope": "*"}]
         token = env.owner.call("client.add", {"name": "codex", "grants": grants})["token"]
         env.owner.call("client.remove", {"name": "codex"})
         with pytest.raises(VenomError) as caught:
-            resolve_token(env.app, token, issued=IssuedTokens(), unknown=(READ_ALL,))
+            resolve_token(env.app, token, unknown=(READ_ALL,))
         assert caught.value.code == "denied.token"
         assert caught.value.data["reason"] == "revoked"
         fails(env.owner, "client.remove", {"name": "codex"}, "not_found.client")
@@ -1286,7 +1329,7 @@ class StoreContract:
         grants = [{"right": "read", "scope": "*"}]
         env.owner.call("client.add", {"name": "codex", "grants": grants})
         with pytest.raises(VenomError) as caught:
-            resolve_token(env.app, token, issued=IssuedTokens(), unknown=(READ_ALL,))
+            resolve_token(env.app, token, unknown=(READ_ALL,))
         assert caught.value.code == "denied.token"
         assert caught.value.data["reason"] == "invalid"
 
@@ -1294,11 +1337,11 @@ class StoreContract:
         grants = [{"right": "read", "scope": "*"}]
         token = env.owner.call("client.add", {"name": "codex", "grants": grants})["token"]
         with pytest.raises(VenomError) as caught:
-            resolve_token(env.app, token + "\n", issued=IssuedTokens(), unknown=(READ_ALL,))
+            resolve_token(env.app, token + "\n", unknown=(READ_ALL,))
         assert caught.value.data["reason"] == "invalid"
 
     def test_no_token_is_unknown(self, env: Env) -> None:
-        who = resolve_token(env.app, "", issued=IssuedTokens(), unknown=(READ_ALL,))
+        who = resolve_token(env.app, "", unknown=(READ_ALL,))
         assert who == UNKNOWN
 
     def test_client_list_never_shows_a_hash(self, env: Env) -> None:
@@ -1334,7 +1377,7 @@ class StoreContract:
         assert (claude["principal"], codex["principal"]) == ("g1", "g2")
 
         def resolve(token: str) -> LocalClient:
-            who = resolve_token(env.app, token, issued=IssuedTokens(), unknown=(READ_ALL,))
+            who = resolve_token(env.app, token, unknown=(READ_ALL,))
             return env.as_(who)
 
         g1, g2 = resolve(claude["token"]), resolve(codex["token"])

@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 
 from ..ports import Clock, Embedder, EventSink, Store
+from ..registry import Registry
 
 __all__ = ["App", "MemorySettings", "NullEvents"]
 
@@ -28,12 +29,21 @@ class NullEvents:
         return None
 
 
+def _load_registry(app: App) -> Registry:
+    return Registry.load(app.store)
+
+
 @attrs.define(kw_only=True)
 class App:
-    """The ports and settings a use case needs. Settings may change on config reload."""
+    """The ports and settings a use case needs. Settings may change on config reload.
+
+    ``registry`` is loaded from the store when the app is made, so an app made at serve holds
+    every durable client before the socket exists (RFC-0020 section 4).
+    """
 
     store: Store
     clock: Clock
     events: EventSink = attrs.field(factory=NullEvents)
     embedder: Embedder | None = None
     settings: MemorySettings = attrs.field(factory=MemorySettings)
+    registry: Registry = attrs.field(default=attrs.Factory(_load_registry, takes_self=True))

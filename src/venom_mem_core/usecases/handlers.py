@@ -1,7 +1,7 @@
 """Verb name -> use case, for every verb the core answers by itself.
 
-Verbs that need the daemon's own state (hello, ping, grant.*, events, doctor, config.*,
-skill) are answered by the daemon, which adds them to this table.
+Verbs that need the daemon's own state (hello, ping, events, doctor, config.*, skill) are
+answered by the daemon, which adds them to this table.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ HANDLERS: Mapping[str, Callable[..., dict[str, Any]]] = {
     "client.add": principals.add_client,
     "client.list": principals.list_clients,
     "client.remove": principals.remove_client,
+    "grant.issue": principals.issue_grant,
+    "grant.list": principals.list_grants,
+    "grant.revoke": principals.revoke_grant,
     "whoami": principals.whoami,
 }
 

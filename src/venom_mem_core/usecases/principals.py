@@ -13,12 +13,9 @@ import hashlib
 import hmac
 import re
 import secrets
-import threading
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
-
-import attrs
 
 from .. import validation as v
 from ..clock import format_ts, parse_ts
@@ -26,13 +23,13 @@ from ..errors import VenomError
 from ..grants import Resource, check, holds, parse_grants
 from ..ports import WriteTx
 from ..records import Client, Grant, Principal
+from ..registry import IssuedToken
 from ..shapes import client_json, grant_json
 from .app import App
 
 __all__ = [
     "OWNER",
     "OWNER_TOKEN",
-    "IssuedTokens",
     "add_client",
     "issue_grant",
     "list_clients",
@@ -71,48 +68,17 @@ def _token_denied(reason: str) -> VenomError:
     )
 
 
-@attrs.frozen(kw_only=True)
-class IssuedToken:
-    principal: Principal
-    token_hash: bytes
-    expires: str
-    issued_by: str
-
-
-@attrs.define
-class IssuedTokens:
-    """``grant.issue`` tokens: in memory only, so they die with the daemon."""
-
-    _tokens: dict[str, IssuedToken] = attrs.field(factory=dict)
-    _lock: threading.Lock = attrs.field(factory=threading.Lock)
-
-    def add(self, token: IssuedToken) -> None:
-        with self._lock:
-            self._tokens[token.principal.id] = token
-
-    def get(self, principal: str) -> IssuedToken | None:
-        with self._lock:
-            return self._tokens.get(principal)
-
-    def remove(self, principal: str) -> IssuedToken | None:
-        with self._lock:
-            return self._tokens.pop(principal, None)
-
-    def all(self) -> list[IssuedToken]:
-        with self._lock:
-            return list(self._tokens.values())
-
-
 def _next_principal(tx: WriteTx) -> str:
     number = int(tx.get_meta("next_principal") or "1")
     tx.set_meta("next_principal", str(number + 1))
     return f"g{number}"
 
 
-def resolve_token(
-    app: App, token: str, *, issued: IssuedTokens, unknown: Sequence[Grant]
-) -> Principal:
-    """The principal a non-owner token stands for, or ``denied.token`` with its reason."""
+def resolve_token(app: App, token: str, *, unknown: Sequence[Grant]) -> Principal:
+    """The principal a non-owner token stands for, or ``denied.token`` with its reason.
+
+    Answered from ``app.registry`` alone: hello never reads the store.
+    """
     if not token:
         return unknown_principal(unknown)
     match = _TOKEN_RE.match(token)
@@ -120,18 +86,18 @@ def resolve_token(
         raise _token_denied("invalid")
     principal, digest = f"g{match.group(1)}", secret_hash(match.group(2))
     now = app.clock.now()
-    held = issued.get(principal)
+    held = app.registry.issued(principal)
     if held is not None:
         if not hmac.compare_digest(held.token_hash, digest):
             raise _token_denied("invalid")
         if held.expires <= now:
             raise _token_denied("expired")
         return held.principal
-    with app.store.read() as tx:
-        client = tx.get_client_by_principal(principal)
-        counter = int(tx.get_meta("next_principal") or "1")
+    client = app.registry.client(principal)
     if client is None:
-        raise _token_denied("revoked" if int(match.group(1)) < counter else "invalid")
+        raise _token_denied(
+            "revoked" if app.registry.was_issued(int(match.group(1))) else "invalid"
+        )
     if not hmac.compare_digest(client.token_hash, digest):
         raise _token_denied("invalid")
     if client.expires is not None and client.expires <= now:
@@ -180,6 +146,7 @@ def add_client(
             expires=_expiry(app, ttl),
         )
         tx.insert_client(client)
+    app.registry.add_client(client)
     app.events.emit("principal.issued", "*", {"principal": principal, "label": name})
     return {"client": name, "principal": principal, "token": token, "expires": client.expires}
 
@@ -199,6 +166,7 @@ def remove_client(app: App, who: Principal, *, name: str) -> dict[str, Any]:
         if client is None:
             raise VenomError.not_found("client", f"no client named {name}")
         tx.delete_client(name)
+    app.registry.remove_client(client.principal)
     app.events.emit("principal.revoked", "*", {"principal": client.principal, "label": name})
     return {"client": name, "principal": client.principal}
 
@@ -207,7 +175,6 @@ def issue_grant(
     app: App,
     who: Principal,
     *,
-    issued: IssuedTokens,
     grants: Any,
     ttl: int = 3600,
     label: str | None = None,
@@ -225,7 +192,7 @@ def issue_grant(
     token, digest = _new_token(principal)
     expires = _expiry(app, ttl)
     assert expires is not None
-    issued.add(
+    app.registry.add_issued(
         IssuedToken(
             principal=Principal(id=principal, label=label, grants=parsed),
             token_hash=digest,
@@ -237,7 +204,7 @@ def issue_grant(
     return {"principal": principal, "token": token, "expires": expires}
 
 
-def list_grants(app: App, who: Principal, *, issued: IssuedTokens) -> dict[str, Any]:
+def list_grants(app: App, who: Principal) -> dict[str, Any]:
     check(who, "admin", Resource.store())
     with app.store.read() as tx:
         clients = tx.list_clients()
@@ -251,7 +218,7 @@ def list_grants(app: App, who: Principal, *, issued: IssuedTokens) -> dict[str, 
         }
         for c in clients
     ]
-    for t in issued.all():
+    for t in app.registry.all_issued():
         entry: dict[str, Any] = {"principal": t.principal.id, "kind": "issued"}
         if t.principal.label is not None:
             entry["label"] = t.principal.label
@@ -262,16 +229,15 @@ def list_grants(app: App, who: Principal, *, issued: IssuedTokens) -> dict[str, 
     return {"principals": principals}
 
 
-def revoke_grant(
-    app: App, who: Principal, *, issued: IssuedTokens, principal: str
-) -> dict[str, Any]:
+def revoke_grant(app: App, who: Principal, *, principal: str) -> dict[str, Any]:
     check(who, "admin", Resource.store())
     v.parse_id(principal, "g", "principal")
-    if issued.remove(principal) is None:
+    if app.registry.remove_issued(principal) is None:
         with app.store.write() as tx:
             client = tx.get_client_by_principal(principal)
             if client is None:
                 raise VenomError.not_found("client", f"no principal {principal}")
             tx.delete_client(client.name)
+        app.registry.remove_client(principal)
     app.events.emit("principal.revoked", "*", {"principal": principal})
     return {"principal": principal}
