@@ -191,7 +191,6 @@ def _extra_handlers() -> dict[str, Any]:
 
 
 async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any, service: Any) -> None:
-    from venom_mem_core.usecases.memories import sweep_tombstones
 
     with contextlib.suppress(FileNotFoundError):
         sock.unlink()  # we hold the socket lock, so whatever is there is stale
@@ -205,14 +204,8 @@ async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any, ser
                         tg.cancel_scope.cancel()
                         return
 
-            async def daily_sweep() -> None:
-                while True:
-                    await anyio.sleep(86400)
-                    with contextlib.suppress(VenomError):
-                        await anyio.to_thread.run_sync(sweep_tombstones, app)
-
             tg.start_soon(stop_on_signal)
-            tg.start_soon(daily_sweep)
+            tg.start_soon(daemon.sweep_tombstones_every)
             if service is not None:
                 tg.start_soon(service.run)  # background embedding; not activity for idling
             status.say("ready")

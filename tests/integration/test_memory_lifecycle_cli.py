@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from tests.support.daemon_env import World, wait_gone
 
@@ -200,3 +201,66 @@ def test_serve_sweeps_tombstones_older_than_tombstone_days(world: World) -> None
     assert swept.json["error"]["code"] == "not_found.memory"
     assert world.run("memory", "history", "--id", gone, "--json").code == 3
     assert world.ok("memory", "get", "--id", kept, "--include-deleted")["deleted"]
+
+
+def test_a_serving_daemon_sweeps_tombstones_on_its_timer(tmp_path: Path) -> None:
+    """The daily re-sweep, with its interval shortened: it runs on the daemon's writer while
+    the daemon serves, and removes only tombstones past memory.tombstone_days."""
+    from datetime import UTC, datetime, timedelta
+
+    import anyio
+
+    from venom_mem_adapters.daemon.event_log import EventLog
+    from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
+    from venom_mem_adapters.sqlite import SqliteStore
+    from venom_mem_core.clock import FixedClock
+    from venom_mem_core.config import Config
+    from venom_mem_core.errors import VenomError
+    from venom_mem_core.usecases.app import App
+    from venom_mem_core.usecases.memories import add_memory, delete_memory, get_memory
+    from venom_mem_core.usecases.principals import OWNER
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    store = SqliteStore.open(data / "store.db")
+    clock = FixedClock(datetime(2026, 1, 1, tzinfo=UTC))
+    app = App(store=store, clock=clock, events=EventLog(clock))
+    gone = add_memory(app, OWNER, space="user", content="deleted long ago")["id"]
+    delete_memory(app, OWNER, id=gone, revision=1)
+    clock.advance(timedelta(days=29))
+    kept = add_memory(app, OWNER, space="user", content="deleted later")["id"]
+    delete_memory(app, OWNER, id=kept, revision=1)
+    daemon = Daemon(
+        app=app,
+        events=app.events,  # type: ignore[arg-type]  # an EventLog, made above
+        config=Config(),
+        paths=DaemonPaths(socket=tmp_path / "d.sock", store=data / "store.db", config=tmp_path),
+        on_demand=False,
+    )
+
+    def exists(id: str) -> bool:
+        try:
+            get_memory(app, OWNER, id=id, include_deleted=True)
+        except VenomError as error:
+            if error.code == "not_found.memory":
+                return False
+            raise
+        return True
+
+    async def serve_a_while() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(daemon.sweep_tombstones_every, 0.05)
+            await anyio.sleep(0.3)
+            assert exists(gone)  # 29 days after its delete: not yet
+            clock.advance(timedelta(days=2))
+            with anyio.fail_after(10):
+                while exists(gone):
+                    await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+
+    try:
+        anyio.run(serve_a_while)
+        assert exists(kept)
+    finally:
+        daemon.close()
+        store.close()

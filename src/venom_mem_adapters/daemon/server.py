@@ -18,7 +18,7 @@ import socket
 import struct
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -34,6 +34,7 @@ from venom_mem_core.records import Grant, Principal
 from venom_mem_core.usecases import principals
 from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.handlers import HANDLERS
+from venom_mem_core.usecases.memories import sweep_tombstones
 
 from ..wire import MAX_FRAME, decode_frame, encode_frame
 from .event_log import EventLog
@@ -46,6 +47,9 @@ log = logging.getLogger("venom_mem.daemon")
 MAX_IN_FLIGHT_PER_CONNECTION = 64
 READERS = 4
 SHUTDOWN_DEADLINE_S = 2.0
+SWEEP_INTERVAL_S = 86400.0
+
+T = TypeVar("T")
 
 
 @attrs.frozen(kw_only=True)
@@ -218,7 +222,7 @@ class Daemon:
             return await self.in_writer(call)
         return await anyio.to_thread.run_sync(call, limiter=self._readers)
 
-    async def in_writer(self, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    async def in_writer(self, fn: Callable[[], T]) -> T:
         """Run a write on the writer. After an I/O failure or corruption on a write, later
         writes are refused until a restart: an fsync that failed once may have lied, so
         retrying it could acknowledge data that isn't on disk. Reads go on."""
@@ -235,6 +239,18 @@ class Daemon:
                 self.write_failure = error.message
                 log.error("store failure on a write; refusing writes until restart: %s", error)
             raise
+
+    async def sweep_tombstones_every(self, interval_s: float = SWEEP_INTERVAL_S) -> None:
+        """Sweep expired tombstones once per interval while serving (serve sweeps at start),
+        on the writer like every other write. A sweep that fails is retried at the next."""
+        while True:
+            await anyio.sleep(interval_s)
+            try:
+                swept = await self.in_writer(functools.partial(sweep_tombstones, self.app))
+            except VenomError as error:
+                log.warning("tombstone sweep failed, retried in %ss: %s", interval_s, error)
+            else:
+                log.info("tombstone sweep removed %d memories", swept)
 
     # Daemon-level verbs -------------------------------------------------------------------
 
