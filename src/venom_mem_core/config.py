@@ -319,7 +319,9 @@ def _structure_leaf(key: str, spec: _Spec, value: Any) -> Any:
     grants: list[Grant] = []
     for i, item in enumerate(value):
         try:
-            grants.extend(parse_grants([item], param=key))
+            # unknown "can only read" (RFC-0020, Motivation): no write, admin or spawn for
+            # every process on the machine that has no token.
+            grants.extend(parse_grants([item], param=key, allowed_rights=("read",)))
         except VenomError as err:
             at = f"{key}.{i}"
             raise _Invalid(key, f"item {i + 1} is a bad grant: {err.message}", at=at) from None

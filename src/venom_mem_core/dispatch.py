@@ -17,7 +17,7 @@ from .manifest import MANIFEST
 from .manifest_types import Manifest, Verb
 from .params import check_params
 from .records import Principal
-from .validation import SPACE_RE
+from .validation import SPACE_RE, id_number
 
 __all__ = ["authorize", "could_hold", "prepare"]
 
@@ -41,9 +41,7 @@ def could_hold(who: Principal, right: str, kind: str, id: int | None) -> bool:
 
 
 def _id_of(value: Any, prefix: str) -> int | None:
-    if isinstance(value, str) and value[1:].isdigit() and value.startswith(prefix):
-        return int(value[1:])
-    return None
+    return id_number(value, prefix) if isinstance(value, str) else None
 
 
 def authorize(verb: Verb, who: Principal, params: Mapping[str, Any]) -> None:

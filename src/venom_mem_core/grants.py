@@ -11,7 +11,6 @@ Resources (RFC-0020 section 3, CONTRACT section 5)::
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -19,23 +18,28 @@ import attrs
 
 from .errors import VenomError
 from .records import Grant, Principal
-from .validation import SPACE_RE
+from .validation import MAX_SPACE_BYTES, SPACE_RE, id_number
 
 __all__ = [
+    "GRANTABLE",
     "RIGHTS",
     "Access",
     "Resource",
     "check",
+    "check_held",
     "holds",
+    "holds_grant",
     "parse_grants",
     "readable_memories",
     "readable_sessions",
+    "scope_covers",
+    "valid_scope",
 ]
 
 RIGHTS = ("read", "write", "admin", "spawn", "files")
-_SCOPE_RE = re.compile(
-    r"^(\*|self|space:\*|memory:\*|session:\*|memory:m[1-9][0-9]*|session:s[1-9][0-9]*|space:(?P<space>.+))\Z"
-)
+# The shared vocabulary has spawn and files too, but this product grants neither.
+GRANTABLE = ("read", "write", "admin")
+_FIXED_SCOPES = frozenset({"*", "self", "space:*", "memory:*", "session:*"})
 
 
 @attrs.frozen(kw_only=True)
@@ -99,6 +103,34 @@ def holds(principal: Principal, right: str, resource: Resource) -> bool:
         g.right == right and scope_contains(g.scope, resource, principal.id)
         for g in principal.grants
     )
+
+
+def scope_covers(outer: str, inner: str) -> bool:
+    """Whether every resource ``inner`` contains is contained by ``outer`` (CONTRACT section
+    5), judged from the selectors alone: ``space:user`` doesn't cover ``memory:m3`` even when
+    m3 is in that space today, since memories move between spaces."""
+    if outer in ("*", inner):
+        return True
+    kind, _, name = inner.partition(":")
+    if outer == "space:*":
+        return kind in ("space", "memory")
+    if outer in ("memory:*", "session:*"):
+        return kind == outer.partition(":")[0] and name != "*"
+    return False
+
+
+def holds_grant(principal: Principal, grant: Grant) -> bool:
+    """Whether ``principal`` holds ``grant``, so may hand it on (grant.issue, client.add)."""
+    return principal.is_owner or any(
+        g.right == grant.right and scope_covers(g.scope, grant.scope) for g in principal.grants
+    )
+
+
+def check_held(principal: Principal, grants: Iterable[Grant]) -> None:
+    """``denied.<right>`` for the first of ``grants`` the principal doesn't hold."""
+    for grant in grants:
+        if not holds_grant(principal, grant):
+            raise VenomError.denied(grant.right, grant.scope, principal.id)
 
 
 def check(principal: Principal, right: str, resource: Resource) -> None:
@@ -171,13 +203,12 @@ def readable_sessions(principal: Principal, right: str = "read") -> Access:
 
 
 def parse_grants(
-    value: Any, *, param: str = "grants", allowed_rights: Sequence[str] = RIGHTS
+    value: Any, *, param: str = "grants", allowed_rights: Sequence[str] = GRANTABLE
 ) -> tuple[Grant, ...]:
     """Structure and validate a JSON list of ``{"right", "scope"}`` objects.
 
-    A right outside ``allowed_rights`` is ``invalid_params.client_right`` when the caller
-    restricts rights (client.add), else ``invalid_params.type``; a bad selector is
-    ``invalid_params.grant_scope``.
+    A right outside ``allowed_rights`` is ``invalid_params.client_right`` (the code section 4
+    gives client.add); a bad selector is ``invalid_params.grant_scope``.
     """
     if not isinstance(value, list):
         raise VenomError.param("type", param, f"{param} must be an array of grant objects")
@@ -191,15 +222,29 @@ def parse_grants(
         if not isinstance(right, str) or not isinstance(scope, str):
             raise VenomError.param("type", param, "a grant's right and scope are strings")
         if right not in allowed_rights:
-            code = "client_right" if tuple(allowed_rights) != RIGHTS else "type"
             raise VenomError.param(
-                code,
+                "client_right",
                 param,
                 f"right {right!r} is not allowed here; allowed: {', '.join(allowed_rights)}",
             )
-        match = _SCOPE_RE.match(scope)
-        space = match.group("space") if match else None
-        if match is None or (space is not None and not SPACE_RE.match(space)):
+        if not valid_scope(scope):
             raise VenomError.param("grant_scope", param, f"bad grant scope {scope!r}")
         grants.append(Grant(right=right, scope=scope))
     return tuple(grants)
+
+
+def valid_scope(scope: str) -> bool:
+    """A selector of CONTRACT section 5 that can name something: a space name as a space
+    may be spelled, an ID as an ID may be."""
+    if scope in _FIXED_SCOPES:
+        return True
+    kind, colon, name = scope.partition(":")
+    if not colon:
+        return False
+    if kind == "space":
+        return bool(SPACE_RE.match(name)) and len(name.encode()) <= MAX_SPACE_BYTES
+    if kind == "memory":
+        return id_number(name, "m") is not None
+    if kind == "session":
+        return id_number(name, "s") is not None
+    return False

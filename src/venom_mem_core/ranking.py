@@ -18,6 +18,7 @@ __all__ = [
     "RRF_K",
     "SNIPPET_BYTES",
     "Fused",
+    "bounded_snippet",
     "cut_utf8",
     "fts_match_expression",
     "fuse",
@@ -27,6 +28,9 @@ __all__ = [
 RRF_K = 60
 LIST_DEPTH = 100
 SNIPPET_BYTES = 240
+# 64 tokens is usually a few hundred bytes, but one token can be a whole base64 blob or a
+# run of CJK text: the bound keeps 100 hits inside one 1 MiB frame (RFC-0020 section 5).
+FTS_SNIPPET_MAX_BYTES = 1024
 
 
 def query_tokens(query: str) -> list[str]:
@@ -48,6 +52,12 @@ def cut_utf8(text: str, max_bytes: int) -> str:
     if len(raw) <= max_bytes:
         return text
     return raw[:max_bytes].decode("utf-8", "ignore")
+
+
+def bounded_snippet(snippet: str) -> str:
+    """An FTS5 snippet cut to at most FTS_SNIPPET_MAX_BYTES, ending in … when cut."""
+    cut = cut_utf8(snippet, FTS_SNIPPET_MAX_BYTES - len("…".encode()))
+    return snippet if cut == snippet else cut + "…"
 
 
 @attrs.frozen(kw_only=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .ports import FtsMatch, MemoryFilter, ReadTx
-from .ranking import SNIPPET_BYTES, cut_utf8
+from .ranking import SNIPPET_BYTES, bounded_snippet, cut_utf8
 
 __all__ = ["search_text"]
 
@@ -20,6 +20,9 @@ def search_text(
     for id_ in ids:
         memory = tx.get_memory(id_)
         if memory is not None:
-            snippet = snippets.get(id_) or cut_utf8(memory.content, SNIPPET_BYTES)
+            snippet = snippets.get(id_)
+            snippet = (
+                bounded_snippet(snippet) if snippet else cut_utf8(memory.content, SNIPPET_BYTES)
+            )
             matches.append(FtsMatch(memory=memory, snippet=snippet))
     return matches

@@ -13,6 +13,7 @@ from .records import KINDS, RELATIONS
 
 __all__ = [
     "CLIENT_NAME_RE",
+    "MAX_ID",
     "SECRET_RE",
     "SPACE_RE",
     "TAG_RE",
@@ -26,6 +27,7 @@ __all__ = [
     "check_space",
     "check_tags",
     "check_title",
+    "id_number",
     "parse_id",
     "utf8_len",
 ]
@@ -34,7 +36,7 @@ SPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*\Z")
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 CLIENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 SECRET_RE = re.compile(r"vnt1\.[^.\s]+\.[^.\s]+\.[A-Za-z0-9_-]{43}")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1
 
 MAX_SPACE_BYTES = 128
 MAX_TITLE_BYTES = 200
@@ -52,17 +54,35 @@ def utf8_len(text: str, param: str) -> int:
         raise VenomError.param("type", param, f"{param} is not valid UTF-8 text") from None
 
 
-def parse_id(value: str, prefix: str, param: str) -> int:
-    """``m12`` -> 12. A malformed ID is ``invalid_params.type`` (CONTRACT section 10)."""
+MAX_ID = 2**63 - 1  # SQLite's largest rowid: no record can have a larger number
+
+
+def id_number(value: str, prefix: str) -> int | None:
+    """``m12`` -> 12; ``None`` unless ``value`` is the prefix and a number from 1 to MAX_ID
+    in ASCII digits with no leading zero."""
+    digits = value[len(prefix) :]
     if (
         not value.startswith(prefix)
-        or not value[1:].isascii()
-        or not value[1:].isdigit()
-        or value[1:2] == "0"
-        or len(value) > 20
+        or not digits.isascii()
+        or not digits.isdigit()
+        or digits.startswith("0")
+        or len(digits) > len(str(MAX_ID))
     ):
-        raise VenomError.param("type", param, f"{param} must look like {prefix}<N>, got {value!r}")
-    return int(value[1:])
+        return None
+    number = int(digits)
+    return number if number <= MAX_ID else None
+
+
+def parse_id(value: str, prefix: str, param: str) -> int:
+    """``m12`` -> 12. A malformed ID is ``invalid_params.type`` (CONTRACT section 10)."""
+    number = id_number(value, prefix)
+    if number is None:
+        raise VenomError.param(
+            "type",
+            param,
+            f"{param} must look like {prefix}<N> with N from 1 to {MAX_ID}, got {value!r}",
+        )
+    return number
 
 
 def check_space(space: str, param: str = "space") -> str:

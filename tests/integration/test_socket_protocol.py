@@ -157,3 +157,33 @@ def test_disconnect_mid_request_and_half_frames(started: World) -> None:
     still_serving(started)
     stalled.close()
     still_serving(started)
+
+
+def test_an_open_connection_loses_its_rights_with_its_token(started: World) -> None:
+    """RFC-0020 section 4: after client.remove (or grant.revoke, or the ttl) the token fails
+    with denied.token, also on a connection that said hello before, as an MCP adapter's
+    connection held for a whole harness session did."""
+    grants = '[{"right":"write","scope":"space:user"}]'
+    token = started.add_client("leaky", grants)
+    brief = started.ok("client", "add", "--name", "brief", "--grants", grants, "--ttl", "1",
+                       token="@owner")["token"]  # fmt: skip
+    held = {}
+    for name, secret in (("leaky", token), ("brief", brief)):
+        raw = Raw(started)
+        raw.request({"id": 1, "verb": "hello", "params": {"auth": {"token": secret}}})
+        assert raw.reply()["ok"]["label"] == name
+        raw.request({"id": 2, "verb": "memory.add", "params": {"space": "user", "content": name}})
+        assert raw.reply()["ok"]["changed"] is True
+        held[name] = raw
+    started.ok("client", "remove", "--name", "leaky", token="@owner")
+    time.sleep(1.1)
+    for name, reason in (("leaky", "revoked"), ("brief", "expired")):
+        raw = held[name]
+        raw.request({"id": 3, "verb": "memory.add", "params": {"space": "user", "content": "x"}})
+        error = raw.reply()["error"]
+        assert (error["code"], error["data"]["reason"]) == ("denied.token", reason)
+        raw.request({"id": 4, "verb": "memory.list", "params": {}})
+        assert raw.reply()["error"]["code"] == "denied.token"
+        raw.close()
+    listed = started.ok("memory", "list", token="@owner")["memories"]
+    assert [m["snippet"] for m in listed] == ["brief", "leaky"]

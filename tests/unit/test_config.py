@@ -443,14 +443,23 @@ def test_with_value_grants() -> None:
     config = Config.defaults()
     assert config.with_value("grants.unknown", {}).grants.unknown == ()
     assert config.with_value("grants.unknown", []).grants.unknown == ()
-    two = [{"right": "read", "scope": "space:user"}, {"right": "write", "scope": "self"}]
+    two = [{"right": "read", "scope": "space:user"}, {"right": "read", "scope": "self"}]
     assert config.with_value("grants.unknown", two).grants.unknown == (
         Grant(right="read", scope="space:user"),
-        Grant(right="write", scope="self"),
+        Grant(right="read", scope="self"),
     )
     with pytest.raises(VenomError) as caught:
         config.with_value("grants.unknown", [{"right": "fly", "scope": "*"}])
     assert caught.value.code == "invalid_params.config"
+
+
+@pytest.mark.parametrize("right", ["write", "admin", "spawn", "files"])
+def test_unknown_can_only_read(right: str) -> None:
+    """RFC-0020: unknown "can only read"; a config can narrow that, never widen it."""
+    with pytest.raises(VenomError) as caught:
+        Config.defaults().with_value("grants.unknown", [{"right": right, "scope": "*"}])
+    assert caught.value.code == "invalid_params.config"
+    assert "allowed: read" in caught.value.message
 
 
 def test_restart_keys() -> None:

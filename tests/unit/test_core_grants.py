@@ -10,9 +10,11 @@ from venom_mem_core.grants import (
     Resource,
     check,
     holds,
+    holds_grant,
     parse_grants,
     readable_memories,
     readable_sessions,
+    scope_covers,
 )
 from venom_mem_core.records import Grant, Principal
 
@@ -155,7 +157,9 @@ def test_parse_grants() -> None:
         ([{"right": "read"}], "invalid_params.type"),
         ([{"right": "read", "scope": "*", "extra": 1}], "invalid_params.type"),
         ([{"right": 1, "scope": "*"}], "invalid_params.type"),
-        ([{"right": "fly", "scope": "*"}], "invalid_params.type"),
+        ([{"right": "fly", "scope": "*"}], "invalid_params.client_right"),
+        ([{"right": "spawn", "scope": "*"}], "invalid_params.client_right"),  # never granted
+        ([{"right": "files", "scope": "*"}], "invalid_params.client_right"),
         ([{"right": "read", "scope": "everything"}], "invalid_params.grant_scope"),
         ([{"right": "read", "scope": "space:"}], "invalid_params.grant_scope"),
         ([{"right": "read", "scope": "space:Bad"}], "invalid_params.grant_scope"),
@@ -163,6 +167,12 @@ def test_parse_grants() -> None:
         ([{"right": "read", "scope": "memory:3"}], "invalid_params.grant_scope"),
         ([{"right": "read", "scope": "session:s01"}], "invalid_params.grant_scope"),
         ([{"right": "read", "scope": "memory:s1"}], "invalid_params.grant_scope"),
+        # Selectors that could never name anything: too long a space, too big an ID.
+        ([{"right": "read", "scope": "space:" + "a" * 129}], "invalid_params.grant_scope"),
+        ([{"right": "read", "scope": "memory:m9223372036854775808"}], "invalid_params.grant_scope"),
+        ([{"right": "read", "scope": "session:s" + "9" * 23}], "invalid_params.grant_scope"),
+        ([{"right": "read", "scope": "memory:m\u00b2"}], "invalid_params.grant_scope"),
+        ([{"right": "read", "scope": "session"}], "invalid_params.grant_scope"),
     ],
 )
 def test_parse_grants_refuses(value: object, code: str) -> None:
@@ -185,3 +195,42 @@ def test_scope_with_a_trailing_newline_is_refused(scope: str) -> None:
     with pytest.raises(VenomError) as caught:
         parse_grants([{"right": "read", "scope": scope}])
     assert caught.value.code == "invalid_params.grant_scope"
+
+
+def test_longest_selectors_are_valid() -> None:
+    assert parse_grants([{"right": "read", "scope": "space:" + "a" * 128}])
+    assert parse_grants([{"right": "read", "scope": "memory:m9223372036854775807"}])
+
+
+@pytest.mark.parametrize(
+    ("outer", "inner", "covered"),
+    [
+        ("*", "self", True),
+        ("*", "space:user", True),
+        ("space:*", "space:user", True),
+        ("space:*", "memory:m3", True),
+        ("space:*", "memory:*", True),
+        ("space:*", "session:s1", False),
+        ("space:user", "space:user", True),
+        ("space:user", "space:user/sub", False),
+        ("space:user", "memory:m3", False),  # m3 may be in user today; memories move
+        ("memory:*", "memory:m3", True),
+        ("memory:*", "space:user", False),
+        ("memory:m3", "memory:m4", False),
+        ("session:*", "session:s2", True),
+        ("session:s2", "session:*", False),
+        ("self", "self", True),
+        ("self", "space:user", False),
+        ("space:user", "*", False),
+    ],
+)
+def test_scope_covers(outer: str, inner: str, covered: bool) -> None:
+    assert scope_covers(outer, inner) is covered
+
+
+def test_holds_grant() -> None:
+    who = Principal(id="g7", grants=(Grant(right="read", scope="space:*"),))
+    assert holds_grant(who, Grant(right="read", scope="space:user"))
+    assert not holds_grant(who, Grant(right="write", scope="space:user"))
+    assert not holds_grant(who, Grant(right="read", scope="*"))
+    assert holds_grant(Principal(id="owner", label="owner"), Grant(right="admin", scope="*"))

@@ -56,7 +56,7 @@ def test_title() -> None:
     assert v.check_title("é" * 100) == "é" * 100
     _fails("range", "title", lambda: v.check_title("t" * 201))
     _fails("range", "title", lambda: v.check_title("é" * 100 + "t"))
-    for control in ("\x00", "\t", "\n", "\x1f", "\x7f"):
+    for control in ("\x00", "\t", "\n", "\x1f", "\x7f", "\x85", "\x9b"):
         _fails("type", "title", partial(v.check_title, f"a{control}b"))
     _fails("secret_content", "title", lambda: v.check_title(f"key {TOKEN}"))
 

@@ -294,15 +294,23 @@ class Connection:
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT_PER_CONNECTION)
 
     async def send(self, reply: dict[str, Any]) -> None:
+        request_id = reply.get("id")
+        request_id = request_id if _valid_id(request_id) else None
         try:
             frame = encode_frame(reply)
         except (TypeError, ValueError) as exc:
             log.exception("unencodable reply")
-            request_id = reply.get("id")
+            frame = encode_frame(_error_reply(request_id, VenomError("failed.internal", str(exc))))
+        if len(frame) > MAX_FRAME:
+            # A client drops a frame over the limit and would see only a closed connection.
+            log.error("a %d-byte reply is over the frame limit", len(frame))
             frame = encode_frame(
                 _error_reply(
-                    request_id if _valid_id(request_id) else None,
-                    VenomError("failed.internal", str(exc)),
+                    request_id,
+                    VenomError(
+                        "failed.internal",
+                        f"the reply ({len(frame)} bytes) is larger than a frame ({MAX_FRAME})",
+                    ),
                 )
             )
         async with self._send_lock:
@@ -386,6 +394,7 @@ class Connection:
                 raise VenomError(
                     "denied.hello", "say hello first", {"fix": "send hello before any verb"}
                 )
+            principals.recheck(self.daemon.app, self.principal)
             ok = await self.daemon.dispatch(self.principal, verb, frame.get("params"))
             return {"id": request_id, "ok": ok}
         except VenomError as error:

@@ -36,7 +36,7 @@ from ..ports import MemoryFilter, Store
 from ..records import Grant, Memory, Principal, Provenance
 from ..usecases.app import App, MemorySettings
 from ..usecases.memories import sweep_tombstones
-from ..usecases.principals import OWNER, resolve_token, unknown_principal
+from ..usecases.principals import OWNER, recheck, resolve_token, unknown_principal
 
 __all__ = ["Env", "StoreContract", "StoreFactory", "opened_stores"]
 
@@ -804,6 +804,24 @@ class StoreContract:
         assert len(hit["snippet"].split()) <= 64
         assert len(hit["snippet"].encode()) < 1000
 
+    @pytest.mark.parametrize(
+        "content",
+        ["needle " + "z" * 65000, "needle " + "缓存" * 10000, "needle " + "\x01" * 60000],
+        ids=["one-long-token", "cjk-run", "controls"],
+    )
+    def test_a_hundred_hits_of_long_tokens_fit_one_frame(self, env: Env, content: str) -> None:
+        """64 tokens can be one token as long as the content: snippets are bounded in bytes
+        so the largest search reply stays under a 1 MiB frame (RFC-0020 section 5)."""
+        for n in range(100):
+            env.add(f"{content} {n}")
+        reply = env.g1.call("memory.search", {"query": "needle", "limit": 100})
+        assert len(reply["results"]) == 100
+        snippet = reply["results"][0]["snippet"]
+        assert len(snippet.encode()) <= 1024
+        assert snippet.startswith("needle") or "needle" in snippet
+        frame = json.dumps({"id": 1, "ok": reply}, ensure_ascii=False, separators=(",", ":"))
+        assert len(frame.encode()) + 1 <= 1024 * 1024
+
     def test_search_filters(self, env: Env) -> None:
         env.add("zig one", space="a", kind="fact", tags=["x", "y"])
         env.add("zig two", space="b", kind="fact", tags=["x"])
@@ -1304,6 +1322,100 @@ class StoreContract:
             resolve_token(env.app, token, unknown=())
         assert caught.value.data["reason"] == "revoked"
         assert env.owner.call("client.list") == {"clients": []}
+
+    def test_a_held_principal_loses_its_rights_with_its_token(self, env: Env) -> None:
+        """recheck runs before every request on a connection resolved at hello."""
+        read = [{"right": "read", "scope": "*"}]
+        removed = env.owner.call("client.add", {"name": "removed", "grants": read})["token"]
+        expiring = env.owner.call("client.add", {"name": "brief", "grants": read, "ttl": 60})
+        issued = env.owner.call("grant.issue", {"grants": read, "ttl": 60})["token"]
+        revoked = env.owner.call("grant.issue", {"grants": read})["token"]
+        held = {
+            name: resolve_token(env.app, token, unknown=())
+            for name, token in (
+                ("removed", removed),
+                ("brief", expiring["token"]),
+                ("issued", issued),
+                ("revoked", revoked),
+            )
+        }
+        for who in held.values():
+            recheck(env.app, who)  # all still valid
+        env.owner.call("client.remove", {"name": "removed"})
+        env.owner.call("grant.revoke", {"principal": held["revoked"].id})
+        env.clock.advance(timedelta(seconds=61))
+        for name, reason in (
+            ("removed", "revoked"),
+            ("revoked", "revoked"),
+            ("brief", "expired"),
+            ("issued", "expired"),
+        ):
+            with pytest.raises(VenomError) as caught:
+                recheck(env.app, held[name])
+            assert (caught.value.code, caught.value.data["reason"]) == ("denied.token", reason)
+        recheck(env.app, OWNER)
+        recheck(env.app, UNKNOWN)
+
+    def test_grant_issue_hands_on_only_what_the_issuer_holds(self, env: Env) -> None:
+        grants = [{"right": "admin", "scope": "*"}, {"right": "read", "scope": "space:*"}]
+        admin = resolve_token(
+            env.app, env.owner.call("grant.issue", {"grants": grants})["token"], unknown=()
+        )
+        narrower = [{"right": "read", "scope": "space:user"}]
+        token = env.as_(admin).call("grant.issue", {"grants": narrower})["token"]
+        assert resolve_token(env.app, token, unknown=()).grants == (
+            Grant(right="read", scope="space:user"),
+        )
+        error = fails(
+            env.as_(admin),
+            "grant.issue",
+            {"grants": [{"right": "read", "scope": "*"}]},
+            "denied.read",
+        )
+        assert error.data["resource"] == "*"
+        fails(
+            env.as_(admin),
+            "grant.issue",
+            {"grants": [{"right": "write", "scope": "space:user"}]},
+            "denied.write",
+        )
+
+    def test_client_add_by_an_admin_token_is_bounded_by_its_grants(self, env: Env) -> None:
+        grants = [{"right": "admin", "scope": "*"}, {"right": "read", "scope": "space:user"}]
+        admin = env.as_(
+            resolve_token(
+                env.app, env.owner.call("grant.issue", {"grants": grants})["token"], unknown=()
+            )
+        )
+        held = [{"right": "read", "scope": "space:user"}]
+        assert admin.call("client.add", {"name": "narrow", "grants": held})["principal"]
+        for grant in ({"right": "read", "scope": "*"}, {"right": "write", "scope": "space:x"}):
+            fails(
+                admin, "client.add", {"name": "wide", "grants": [grant]}, "denied." + grant["right"]
+            )
+        assert [c["client"] for c in env.owner.call("client.list")["clients"]] == ["narrow"]
+
+    @pytest.mark.parametrize(
+        ("verb", "params"),
+        [
+            ("memory.get", {"id": "m9223372036854775808"}),
+            ("memory.get", {"id": "m\u00b2"}),
+            ("memory.history", {"id": "m99999999999999999999"}),
+            ("memory.list", {"after": "m9223372036854775808"}),
+            ("session.get", {"session": "s9223372036854775808"}),
+            ("session.chain", {"session": "s\u00b3"}),
+            ("memory.search", {"query": "x", "session": "s9223372036854775808"}),
+        ],
+    )
+    def test_an_id_no_record_can_have_is_malformed(
+        self, env: Env, verb: str, params: dict[str, Any]
+    ) -> None:
+        for who in (env.owner, env.g1):
+            error = fails(who, verb, params, "invalid_params.type")
+            assert error.data["param"] in ("id", "after", "session")
+
+    def test_the_largest_id_is_well_formed(self, env: Env) -> None:
+        fails(env.owner, "memory.get", {"id": "m9223372036854775807"}, "not_found.memory")
 
     def test_removed_client_token_is_revoked(self, env: Env) -> None:
         grants = [{"right": "read", "scope": "*"}]

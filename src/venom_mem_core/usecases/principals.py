@@ -20,7 +20,7 @@ from typing import Any
 from .. import validation as v
 from ..clock import format_ts, parse_ts
 from ..errors import VenomError
-from ..grants import Resource, check, holds, parse_grants
+from ..grants import Resource, check, check_held, parse_grants
 from ..ports import WriteTx
 from ..records import Client, Grant, Principal
 from ..registry import IssuedToken
@@ -34,6 +34,7 @@ __all__ = [
     "issue_grant",
     "list_clients",
     "list_grants",
+    "recheck",
     "remove_client",
     "resolve_token",
     "revoke_grant",
@@ -105,6 +106,24 @@ def resolve_token(app: App, token: str, *, unknown: Sequence[Grant]) -> Principa
     return Principal(id=client.principal, label=client.name, grants=client.grants)
 
 
+def recheck(app: App, who: Principal) -> None:
+    """``denied.token`` when the token a principal was resolved from at hello has since been
+    revoked or has expired: a held connection (an MCP adapter holds one for as long as its
+    harness runs) loses its rights with its token (RFC-0020 section 4)."""
+    if not who.id.startswith("g"):
+        return  # owner and unknown have no token to lose
+    held = app.registry.issued(who.id)
+    if held is not None:
+        expires: str | None = held.expires
+    else:
+        client = app.registry.client(who.id)
+        if client is None:
+            raise _token_denied("revoked")
+        expires = client.expires
+    if expires is not None and expires <= app.clock.now():
+        raise _token_denied("expired")
+
+
 def whoami(app: App, who: Principal) -> dict[str, Any]:
     out: dict[str, Any] = {"principal": who.id}
     if who.label is not None:
@@ -132,6 +151,7 @@ def add_client(
     check(who, "admin", Resource.store())
     v.check_client_name(name)
     parsed = parse_grants(grants, allowed_rights=("read", "write"))
+    check_held(who, parsed)  # a permanent credential can't carry more than its issuer holds
     with app.store.write() as tx:
         if tx.get_client(name) is not None:
             raise VenomError("conflict.client_exists", f"a client named {name} exists")
@@ -179,14 +199,12 @@ def issue_grant(
     ttl: int = 3600,
     label: str | None = None,
 ) -> dict[str, Any]:
-    """A short-lived token with grants the issuer holds itself (on ``*`` when it isn't owner)."""
+    """A short-lived token with grants the issuer holds itself (CONTRACT section 4)."""
     check(who, "admin", Resource.store())
-    parsed = parse_grants(grants, allowed_rights=("read", "write", "admin"))
+    parsed = parse_grants(grants)
     if not 1 <= ttl <= MAX_ISSUED_TTL:
         raise VenomError.param("range", "ttl", f"ttl must be 1 to {MAX_ISSUED_TTL} seconds")
-    for grant in parsed:
-        if not who.is_owner and not holds(who, grant.right, Resource.store()):
-            raise VenomError.denied(grant.right, grant.scope, who.id)
+    check_held(who, parsed)
     with app.store.write() as tx:
         principal = _next_principal(tx)
     token, digest = _new_token(principal)

@@ -13,7 +13,7 @@ from .. import validation as v
 from ..errors import VenomError
 from ..grants import Resource, check, readable_memories
 from ..ports import MemoryFilter, ReadTx, VectorSearch
-from ..ranking import LIST_DEPTH, SNIPPET_BYTES, cut_utf8, fuse, query_tokens
+from ..ranking import LIST_DEPTH, SNIPPET_BYTES, bounded_snippet, cut_utf8, fuse, query_tokens
 from ..records import Hit, Memory, Principal
 from ..shapes import hit_json, memory_id
 from .app import App
@@ -107,7 +107,8 @@ def search_memories(
                 break
             fts_ids = [i for i in fts_ids if i not in stale]
             vector_hits = [(i, sim) for i, sim in vector_hits if i not in stale]
-        snippets = tx.text_snippets(tokens, [f.id for f in fused if f.fts_rank is not None])
+        ranked = [f.id for f in fused if f.fts_rank is not None]
+        snippets = {i: bounded_snippet(s) for i, s in tx.text_snippets(tokens, ranked).items()}
     results = []
     for f in fused:
         memory = memories[f.id]
