@@ -6,15 +6,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import rich_click as click
+from click import exceptions as usage
 
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.manifest_types import Param, Verb
 
-from .argv import convert
+from .argv import CLI_FLAGS, convert, missing_value
 from .run import call_daemon, print_error, print_json, result_exit_code
 
 __all__ = ["build_cli", "run_app"]
@@ -25,6 +26,8 @@ click.rich_click.SHOW_ARGUMENTS = True
 
 def _option(param: Param) -> Callable[[Any], Any]:
     help_text = param.summary
+    if param.required:
+        help_text += " [required]"
     if param.default is not None:
         help_text += f" [default: {str(param.default).lower()}]"
     if param.type.kind in ("array", "object"):
@@ -46,6 +49,14 @@ def _meta(param: Param) -> str:
     )
 
 
+def _fail(error: VenomError, *, as_json: bool) -> NoReturn:
+    if as_json:
+        print_json({"error": error.to_json()})
+    else:
+        print_error(error)
+    sys.exit(error.exit_code)
+
+
 def _invoke(verb: Verb, raw: dict[str, Any], as_json: bool) -> None:
     try:
         params = {
@@ -55,11 +66,7 @@ def _invoke(verb: Verb, raw: dict[str, Any], as_json: bool) -> None:
         }
         result = call_daemon(verb, params, os.environ)
     except VenomError as error:
-        if as_json:
-            print_json({"error": error.to_json()})
-        else:
-            print_error(error)
-        sys.exit(error.exit_code)
+        _fail(error, as_json=as_json)
     if as_json:
         print_json(result)
     else:
@@ -74,6 +81,10 @@ def _invoke(verb: Verb, raw: dict[str, Any], as_json: bool) -> None:
 def _command(verb: Verb, name: str) -> click.Command:
     def callback(**raw: Any) -> None:
         as_json = bool(raw.pop("json_output", False))
+        for param_name, value in raw.items():
+            if value in CLI_FLAGS and (param := verb.param(param_name)) is not None:
+                # "--limit --json": click took --json as the value; the caller wanted JSON.
+                _fail(missing_value(param), as_json=True)
         if verb.name == "events" and _follow(verb, raw, as_json):
             return
         _invoke(verb, raw, as_json)
@@ -84,7 +95,7 @@ def _command(verb: Verb, name: str) -> click.Command:
         help=verb.summary,
         short_help=verb.summary.split(". ")[0].rstrip("."),
     )
-    for param in reversed(verb.params):
+    for param in verb.params:  # each decorator appends: --help lists them in manifest order
         command = _option(param)(command)
     return click.option("--json", "json_output", is_flag=True, help="Print one line of JSON")(
         command
@@ -130,7 +141,11 @@ def _mcp_command() -> click.Command:
 
 def build_cli() -> click.Group:
     """The whole command tree, from the manifest."""
-    root = click.Group(name="venom-mem", help=MANIFEST.summary)
+    root = click.Group(
+        name="venom-mem",
+        help=MANIFEST.summary,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
     groups: dict[str, click.Group] = {}
     for verb in MANIFEST.verbs:
         if verb.name == "hello":
@@ -172,5 +187,38 @@ def _attach_bare(group: click.Group, verb: Verb) -> None:
     group.params.append(click.Option(["--json", "json_output"], is_flag=True, help="Print JSON"))
 
 
+# click's usage errors, as the invalid_params codes the --json path gives the same mistakes.
+_USAGE_CODES: tuple[tuple[type[usage.ClickException], str], ...] = (
+    (usage.NoSuchCommand, "verb"),
+    (usage.NoSuchOption, "unknown"),
+    (usage.BadOptionUsage, "missing"),  # "Option '--query' requires an argument."
+    (usage.MissingParameter, "missing"),
+    (usage.BadParameter, "type"),
+)
+
+
+def usage_error(error: usage.UsageError) -> VenomError:
+    """A click usage error as ``invalid_params.*`` with the flag's param name, as CONTRACT
+    section 3 has every CLI usage error."""
+    code = next((c for kind, c in _USAGE_CODES if isinstance(error, kind)), "unknown")
+    flag = getattr(error, "option_name", None)
+    param = getattr(error, "param", None)
+    if isinstance(error, usage.NoSuchCommand):
+        return VenomError(
+            "invalid_params.verb", error.format_message(), {"fix": "venom-mem --help"}
+        )
+    name = param.name if param is not None and param.name else (flag or "argv").lstrip("-")
+    return VenomError.param(code, name.replace("-", "_"), error.format_message())
+
+
 def run_app(argv: Sequence[str]) -> None:
-    build_cli().main(args=list(argv), prog_name="venom-mem")
+    try:
+        code = build_cli().main(args=list(argv), prog_name="venom-mem", standalone_mode=False)
+    except usage.NoArgsIsHelpError as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except usage.UsageError as error:
+        _fail(usage_error(error), as_json="--json" in argv)
+    except usage.Abort:
+        sys.exit(130)  # interrupted, as a shell reports SIGINT
+    sys.exit(code if isinstance(code, int) else 0)

@@ -7,6 +7,7 @@ arrays and objects JSON text. Standard library only: the ``--json`` path uses th
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 
 from venom_mem_core.errors import VenomError
@@ -17,7 +18,7 @@ TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still s
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["CLI_FLAGS", "convert", "find_verb", "parse_argv"]
+__all__ = ["CLI_FLAGS", "convert", "find_verb", "missing_value", "parse_argv"]
 
 # Flags that belong to the CLI, not to a verb's params.
 CLI_FLAGS = {"--json"}
@@ -44,19 +45,18 @@ def convert(param: Param, text: str) -> Any:
     if kind == "string":
         return text
     if kind == "integer":
-        try:
-            return int(text)
-        except ValueError:
+        # Only ASCII digits: int() would also take "1_0", " 3" and other scripts' digits.
+        digits = text[1:] if text[:1] in ("-", "+") else text
+        if not (digits.isascii() and digits.isdigit()):
             raise VenomError.param(
                 "type", param.name, f"{param.flag} takes an integer, got {text!r}"
-            ) from None
+            )
+        return int(text)
     if kind == "number":
-        try:
-            return float(text)
-        except ValueError:
-            raise VenomError.param(
-                "type", param.name, f"{param.flag} takes a number, got {text!r}"
-            ) from None
+        number = _number(text)
+        if number is None:
+            raise VenomError.param("type", param.name, f"{param.flag} takes a number, got {text!r}")
+        return number
     if kind == "boolean":
         word = text.lower()
         if word in TRUE_WORDS:
@@ -70,6 +70,21 @@ def convert(param: Param, text: str) -> Any:
         raise VenomError.param(
             "type", param.name, f'{param.flag} takes JSON text, such as \'["a","b"]\''
         ) from None
+
+
+def _number(text: str) -> float | None:
+    """A finite decimal number in ASCII, or ``None``."""
+    if not text.isascii() or "_" in text or text != text.strip():
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def missing_value(param: Param) -> VenomError:
+    return VenomError.param("missing", param.name, f"{param.flag} needs a value")
 
 
 def parse_argv(
@@ -100,15 +115,22 @@ def parse_argv(
         if param is None or not flag.startswith("--"):
             name = flag.lstrip("-").replace("-", "_") or word
             raise VenomError.param("unknown", name, f"{verb.name} has no option {flag}")
+        following = rest[i + 1] if i + 1 < len(rest) else None
         if eq:
             value = inline
         elif param.type.kind == "boolean":
-            value = "true"
-        elif i + 1 < len(rest):
-            i += 1
-            value = rest[i]
+            # Bare ``--x`` is true; ``--x true`` reads as the human path's parser reads it.
+            if following is not None and following.lower() in TRUE_WORDS | FALSE_WORDS:
+                i += 1
+                value = following
+            else:
+                value = "true"
+        elif following is None or following in CLI_FLAGS:
+            # "--query --json": the flag has no value; --json is not the text to search.
+            raise missing_value(param)
         else:
-            raise VenomError.param("missing", param.name, f"{param.flag} needs a value")
+            i += 1
+            value = following
         params[param.name] = convert(param, value)
         i += 1
     return verb, params, cli_flags

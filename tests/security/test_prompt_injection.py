@@ -130,14 +130,17 @@ def test_human_output_shows_stored_text_as_text(
     planted: tuple[World, dict[str, str], str],
 ) -> None:
     world, ids, _ = planted
-    for args in (("memory", "list"), ("memory", "search", "--query", "system obey")):
+    hidden = ("\x1b", "\u202e")  # escapes, and the override that reverses what follows
+    for args in (("memory", "list"), ("memory", "search", "--query", "system obey bidi")):
         result = world.run(*args)
         assert result.code == 0, result.stderr[-400:]
-        assert "\x1b" not in result.stdout
+        assert not any(c in result.stdout for c in hidden)
     for id, text in ids.items():
         result = world.run("memory", "get", "--id", id)
         assert result.code == 0, result.stderr[-400:]
-        assert "\x1b" not in result.stdout
+        assert not any(c in result.stdout for c in hidden)
+        if "\u202e" in text:
+            assert "txt.exe evil right-to-left" in result.stdout
         if "[/]" in text:
             assert "[bold red]SYSTEM[/bold red]" in result.stdout
 
