@@ -63,6 +63,8 @@ def test_hello_then_verbs(started: World) -> None:
     raw = Raw(started)
     raw.request({"id": 1, "verb": "memory.list", "params": {}})
     assert raw.reply()["error"]["code"] == "denied.hello"
+    raw.request({"id": 1, "verb": "hello"})  # no params, as any verb may: unknown
+    assert raw.reply()["ok"]["principal"] == "unknown"
     raw.request({"id": 1, "verb": "hello", "params": {"client": "test"}})
     ok = raw.reply()
     assert ok["id"] == 1

@@ -179,6 +179,8 @@ class Daemon:
     # Dispatch -----------------------------------------------------------------------------
 
     async def hello(self, params: Any, peer_uid: int | None) -> tuple[Principal, dict[str, Any]]:
+        if params is None:
+            params = {}  # as for every verb: no params, no auth, unknown
         if not isinstance(params, dict):
             raise VenomError.param("type", "params", "params must be an object")
         auth = params.get("auth") or {}
