@@ -679,6 +679,18 @@ class StoreContract:
         versions = env.owner.call("memory.history", {"id": "m1"})["versions"]
         assert [v["revision"] for v in versions] == [8, 7, 6]
 
+    def test_a_lowered_max_versions_holds_before_the_next_change(self, env: Env) -> None:
+        env.add("v1")
+        for revision in range(1, 6):
+            env.g1.call(
+                "memory.update", {"id": "m1", "revision": revision, "content": f"v{revision + 1}"}
+            )
+        env.app.settings = MemorySettings(max_versions=2)  # as a config reload does
+        versions = env.owner.call("memory.history", {"id": "m1"})["versions"]
+        assert [v["revision"] for v in versions] == [6, 5]
+        assert env.owner.call("memory.get", {"id": "m1", "revision": 5})["content"] == "v5"
+        fails(env.owner, "memory.get", {"id": "m1", "revision": 4}, "not_found.memory_revision")
+
     def test_sweep_removes_old_tombstones_only(self, env: Env) -> None:
         env.add("old tombstone")
         env.add("recent tombstone")

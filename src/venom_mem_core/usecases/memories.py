@@ -79,6 +79,12 @@ def _version(memory: Memory, action: str, who: Principal, ts: str) -> Version:
     )
 
 
+def _kept(app: App, memory: Memory, revision: int) -> bool:
+    """Whether ``revision`` is among the newest memory.max_versions. Versions are pruned when
+    a memory changes; a max_versions lowered since then takes effect here at once."""
+    return memory.revision - app.settings.max_versions < revision <= memory.revision
+
+
 def _check_revision(memory: Memory, revision: int) -> None:
     if memory.revision != revision:
         raise VenomError(
@@ -180,7 +186,7 @@ def get_memory(
         if revision is not None and revision != memory.revision:
             # Revisions only grow, so one above the current is not kept; asking the store for
             # it could also overflow SQLite's 64-bit integers.
-            version = tx.get_version(number, revision) if revision < memory.revision else None
+            version = tx.get_version(number, revision) if _kept(app, memory, revision) else None
             if version is None:
                 raise VenomError(
                     "not_found.memory_revision",
@@ -280,9 +286,10 @@ def memory_history(app: App, who: Principal, *, id: str) -> dict[str, Any]:
     """Kept versions, newest first. A deleted memory's history stays readable."""
     number = v.parse_id(id, "m", "id")
     with app.store.read() as tx:
-        _load_checked(tx, who, "read", number, include_deleted=True)
+        memory = _load_checked(tx, who, "read", number, include_deleted=True)
         versions = tx.list_versions(number)
-    return {"versions": [version_entry_json(ver) for ver in versions]}
+    kept = [ver for ver in versions if _kept(app, memory, ver.revision)]
+    return {"versions": [version_entry_json(ver) for ver in kept]}
 
 
 def purge_memory(app: App, who: Principal, *, id: str) -> dict[str, Any]:
