@@ -32,16 +32,23 @@ __all__ = ["Connection", "connect", "startup_settings"]
 
 OWNER_TOKEN = "@owner"
 _NOT_RUNNING = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR)
+MAX_SOCKET_PATH_BYTES = 107  # sun_path is 108 bytes, with its NUL
+# A daemon that is stopping may have accepted a connection it will never answer: hello
+# has no effect, so it is tried again (and a new daemon started) a few times.
+HELLO_ATTEMPTS = 3
 
 
 class Connection:
     """One authenticated connection. Not thread-safe: one call at a time."""
 
-    def __init__(self, sock: socket.socket, hello: dict[str, Any]) -> None:
+    def __init__(
+        self, sock: socket.socket, hello: dict[str, Any], *, started: bool = False
+    ) -> None:
         self._sock = sock
         self._file = sock.makefile("rb")
         self._next_id = 2
         self.hello = hello
+        self.started = started  # this connection's caller launched the daemon
 
     @property
     def principal(self) -> str:
@@ -66,16 +73,34 @@ class Connection:
         return reply
 
     def call(self, verb: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Send one request and wait for its reply. Never resends (RFC-0020 section 8)."""
-        request_id = self.send(verb, params)
-        while True:
-            reply = self.receive()
-            if reply.get("id") in (request_id, None):
-                break
+        """Send one request and wait for its reply. Never resends (RFC-0020 section 8): a
+        lost reply is ``unavailable.startup_result`` when this caller started the daemon,
+        else ``unavailable.connection``; either way the request may or may not have run."""
+        try:
+            request_id = self.send(verb, params)
+            while True:
+                reply = self.receive()
+                if reply.get("id") in (request_id, None):
+                    break
+        except OSError as exc:
+            raise self._lost(str(exc)) from None
+        except VenomError as error:
+            if error.code != "unavailable.connection":
+                raise
+            raise self._lost(error.message) from None
         if "error" in reply:
             raise VenomError.from_json(reply["error"])
         ok = reply.get("ok")
         return ok if isinstance(ok, dict) else {}
+
+    def _lost(self, why: str) -> VenomError:
+        what = f"{why}; the request may or may not have been applied"
+        if self.started:
+            return VenomError(
+                "unavailable.startup_result",
+                f"the daemon this call started went away before answering: {what}",
+            )
+        return VenomError("unavailable.connection", what)
 
     def close(self) -> None:
         self._file.close()
@@ -94,6 +119,12 @@ class Connection:
 
 
 def _open_socket(path: str) -> socket.socket | None:
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH_BYTES:
+        raise VenomError(
+            "failed.socket",
+            f"a socket path is at most {MAX_SOCKET_PATH_BYTES} bytes: {path}",
+            {"path": path, "fix": "set VENOM_MEM_SOCKET to a shorter path"},
+        )
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)
@@ -107,11 +138,11 @@ def _open_socket(path: str) -> socket.socket | None:
     return sock
 
 
-def _hello(sock: socket.socket, token: str, client: str) -> Connection:
+def _hello(sock: socket.socket, token: str, client: str, *, started: bool) -> Connection:
     params: dict[str, Any] = {"client": client}
     if token:
         params["auth"] = {"token": token}
-    conn = Connection(sock, {})
+    conn = Connection(sock, {}, started=started)
     try:
         sock.sendall(encode_frame({"id": 1, "verb": "hello", "params": params}))
         reply = conn.receive()
@@ -161,16 +192,24 @@ def connect(
     token = env.get("VENOM_MEM_TOKEN", "") if token is None else token
     check_startup_context(env, token)
     path = socket_path(env)
-    sock = _open_socket(path)
-    if sock is None:
-        if not may_start:
-            raise VenomError(
-                "unavailable.not_running",
-                f"no daemon is running at {path}",
-                {"fix": "venom-mem serve"},
-            )
-        sock = _start_and_connect(env, path)
-    return _hello(sock, token, client)
+    for attempt in range(1, HELLO_ATTEMPTS + 1):
+        sock = _open_socket(path)
+        started = sock is None
+        if sock is None:
+            if not may_start:
+                raise VenomError(
+                    "unavailable.not_running",
+                    f"no daemon is running at {path}",
+                    {"fix": "venom-mem serve"},
+                )
+            sock = _start_and_connect(env, path)
+        try:
+            return _hello(sock, token, client, started=started)
+        except VenomError as error:
+            if error.code != "unavailable.connection" or attempt == HELLO_ATTEMPTS:
+                raise
+        time.sleep(0.05 * attempt)  # the stopping daemon removes its socket first
+    raise AssertionError("unreachable")
 
 
 def _start_and_connect(environ: Mapping[str, str], path: str) -> socket.socket:

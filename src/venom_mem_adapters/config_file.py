@@ -35,11 +35,12 @@ _STRUCTURED_STARTS = (".{", "[", "{", '"', "\\\\")
 
 def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
     """``$VENOM_MEM_CONFIG``, else ``$XDG_CONFIG_HOME/venom-mem/config.zon`` when that is an
-    absolute path, else ``~/.config/venom-mem/config.zon`` (CONTRACT section 1)."""
+    absolute path, else ``~/.config/venom-mem/config.zon`` (CONTRACT section 1). A relative
+    override is taken against the working directory, as the caller meant it."""
     env = os.environ if environ is None else environ
     override = env.get("VENOM_MEM_CONFIG", "")
     if override:
-        return Path(override)
+        return Path(os.path.abspath(override))
     xdg = env.get("XDG_CONFIG_HOME", "")
     if xdg and os.path.isabs(xdg):
         return Path(xdg) / "venom-mem" / "config.zon"

@@ -44,7 +44,13 @@ FORWARDED_ENV = (
 
 
 def daemon_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    return {key: environ[key] for key in FORWARDED_ENV if key in environ}
+    """The allowlisted variables, with the two path overrides made absolute: the daemon
+    runs in ``/``, where a relative path would name another file."""
+    env = {key: environ[key] for key in FORWARDED_ENV if key in environ}
+    for key in ("VENOM_MEM_SOCKET", "VENOM_MEM_CONFIG"):
+        if env.get(key):
+            env[key] = os.path.abspath(env[key])
+    return env
 
 
 def launch(environ: Mapping[str, str], timeout_s: float) -> str:

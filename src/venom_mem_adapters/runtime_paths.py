@@ -30,10 +30,12 @@ def runtime_dir(environ: Mapping[str, str]) -> str:
 
 
 def socket_path(environ: Mapping[str, str]) -> str:
-    """``VENOM_MEM_SOCKET`` when set, else ``daemon.sock`` in the runtime directory."""
+    """``VENOM_MEM_SOCKET`` when set (made absolute against the working directory, so the
+    launched daemon, which runs in ``/``, binds the socket the caller meant), else
+    ``daemon.sock`` in the runtime directory."""
     override = environ.get("VENOM_MEM_SOCKET", "")
     if override:
-        return override
+        return os.path.abspath(override)
     return os.path.join(runtime_dir(environ), "daemon.sock")
 
 

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import signal
+import stat
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -53,7 +54,11 @@ def socket_lock_path(socket: Path, environ: Mapping[str, str]) -> Path:
 @contextlib.contextmanager
 def socket_lock(path: Path) -> Iterator[bool]:
     """Hold the kernel flock that makes one daemon own a socket; yields False if taken."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        # O_NOFOLLOW: a planted symlink would have us lock (and create) someone else's file.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise _socket_error(path, f"can't open the socket lock {path}: {exc.strerror}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -63,6 +68,34 @@ def socket_lock(path: Path) -> Iterator[bool]:
         yield True
     finally:
         os.close(fd)
+
+
+MAX_SOCKET_PATH_BYTES = 107  # sun_path is 108 bytes, with its NUL
+
+
+def _socket_error(sock: Path, message: str) -> VenomError:
+    return VenomError(
+        "failed.socket",
+        message,
+        {"path": str(sock), "fix": "set VENOM_MEM_SOCKET to a short path in a directory you own"},
+    )
+
+
+def check_socket_path(sock: Path) -> None:
+    if len(os.fsencode(sock)) > MAX_SOCKET_PATH_BYTES:
+        raise _socket_error(sock, f"a socket path is at most {MAX_SOCKET_PATH_BYTES} bytes: {sock}")
+
+
+def _clear_stale_socket(sock: Path) -> None:
+    """Remove a socket a dead daemon left (we hold the socket lock, so nobody serves it);
+    anything else at the path is somebody's file, refused rather than deleted."""
+    try:
+        mode = os.lstat(sock).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise _socket_error(sock, f"{sock} exists and is not a socket; it is left as it is")
+    sock.unlink()
 
 
 def _prepare_socket_dir(sock: Path, environ: Mapping[str, str]) -> None:
@@ -91,7 +124,13 @@ def run_serve(
         config_path = default_config_path(environ)
         config = load_config(config_path)
         sock = Path(socket_path(environ))
-        _prepare_socket_dir(sock, environ)
+        check_socket_path(sock)
+        try:
+            _prepare_socket_dir(sock, environ)
+        except OSError as exc:
+            raise _socket_error(
+                sock, f"can't make {exc.filename or sock.parent}: {exc.strerror}"
+            ) from None
         with socket_lock(socket_lock_path(sock, environ)) as owned:
             if not owned:
                 if on_demand:
@@ -102,6 +141,7 @@ def run_serve(
                     f"another daemon already serves {sock}",
                     {"path": str(sock)},
                 )
+            _clear_stale_socket(sock)
             return _serve_locked(
                 environ, config, config_path, sock, on_demand=on_demand, status=status
             )
@@ -191,9 +231,6 @@ def _extra_handlers() -> dict[str, Any]:
 
 
 async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any, service: Any) -> None:
-
-    with contextlib.suppress(FileNotFoundError):
-        sock.unlink()  # we hold the socket lock, so whatever is there is stale
     listener = await anyio.create_unix_listener(sock, mode=0o600)
     try:
         async with anyio.create_task_group() as tg:
@@ -201,7 +238,7 @@ async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any, ser
             async def stop_on_signal() -> None:
                 with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                     async for _ in signals:
-                        tg.cancel_scope.cancel()
+                        daemon.stop()  # serve returns once in-flight requests are answered
                         return
 
             tg.start_soon(stop_on_signal)

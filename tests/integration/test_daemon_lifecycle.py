@@ -3,7 +3,9 @@ on-demand daemon's start, race, idle exit and launcher rules."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -166,3 +168,81 @@ def test_second_daemon_on_another_socket_is_refused(world: World) -> None:
                           timeout=20, check=False)  # fmt: skip
     assert proc.returncode == 5
     assert "conflict.store_locked" in proc.stderr
+
+
+def test_sigterm_answers_the_requests_in_flight_and_the_next_call_starts_a_new_daemon(
+    world: World,
+) -> None:
+    """RFC-0020 section 8 (RFC-0009 section 4's shutdown): a stopping daemon drops its socket
+    at once, answers what is in flight (a write held up by an outside lock here) within the
+    2000 ms deadline, and a call made meanwhile starts the next daemon instead of failing."""
+    import apsw
+
+    assert world.ok("whoami")["principal"] == "unknown"
+    pid = world.daemon_pid()
+    assert pid is not None
+    outside = apsw.Connection(str(world.store))
+    outside.execute("BEGIN IMMEDIATE")  # the daemon's next write waits on busy_timeout
+    with ThreadPoolExecutor(2) as pool, connect(world.environ("@owner")) as held:
+        pending = pool.submit(held.call, "memory.add", {"space": "user", "content": "in flight"})
+        time.sleep(0.5)
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while world.socket.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not world.socket.exists(), "the socket goes as soon as the daemon stops"
+        later = pool.submit(world.ok, "whoami")
+        time.sleep(0.5)
+        outside.execute("ROLLBACK")
+        outside.close()
+        assert pending.result(timeout=10)["changed"] is True  # answered, not cut off
+        assert later.result(timeout=15)["principal"] == "unknown"
+    assert wait_gone(pid, 5)
+    assert world.daemon_pid() not in (None, pid)
+    assert world.ok("memory", "list", token="@owner")["memories"][0]["snippet"] == "in flight"
+
+
+def test_calls_across_the_idle_boundary_never_fail(world: World) -> None:
+    world.write_config(".{ .daemon = .{ .idle_timeout_ms = 1000 } }")
+    pids = set()
+    for n in range(8):
+        with connect(world.environ()) as conn:
+            pids.add(conn.call("ping")["pid"])
+        time.sleep(0.97 + 0.01 * n)  # around the moment the daemon decides to stop
+    assert len(pids) >= 2, "the daemon should have idled out and been started again"
+
+
+def test_a_file_at_the_socket_path_is_refused_not_deleted(world: World) -> None:
+    world.socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    world.socket.write_text("somebody's notes\n")
+    result = world.run("whoami", "--json")
+    assert result.code == 1
+    assert result.json["error"]["code"] == "failed.socket"
+    assert "not a socket" in result.json["error"]["message"]
+    assert world.socket.read_text() == "somebody's notes\n"
+    served = subprocess.run([VENOM_MEM, "serve"], env=world.env, capture_output=True, text=True,
+                            timeout=20, check=False)  # fmt: skip
+    assert served.returncode == 1
+    assert served.stderr.startswith("error: failed.socket:")
+    assert "Traceback" not in served.stderr
+
+
+def test_a_too_long_or_relative_socket_path(world: World, tmp_path: Path) -> None:
+    long = world.environ(VENOM_MEM_SOCKET=str(tmp_path / ("s" * 120)))
+    result = subprocess.run([VENOM_MEM, "whoami", "--json"], env=long, capture_output=True,
+                            text=True, timeout=20, check=False)  # fmt: skip
+    assert result.returncode == 1
+    assert '"failed.socket"' in result.stdout
+    # A relative override names the same file for the caller and the daemon (which runs in /).
+    relative = world.environ(VENOM_MEM_SOCKET="rel.sock")
+    result = subprocess.run([VENOM_MEM, "ping", "--json"], env=relative, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=20, check=False)  # fmt: skip
+    assert '"unavailable.not_running"' in result.stdout  # ping never launches
+    result = subprocess.run([VENOM_MEM, "whoami", "--json"], env=relative, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=20, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stdout
+    assert (tmp_path / "rel.sock").exists()
+    assert not Path("/rel.sock").exists()
+    pid = subprocess.run([VENOM_MEM, "ping", "--json"], env=relative, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=20, check=True).stdout  # fmt: skip
+    os.kill(int(json.loads(pid)["pid"]), signal.SIGTERM)

@@ -115,7 +115,9 @@ class Daemon:
         self._writer = WriterThread()
         self._readers = anyio.CapacityLimiter(READERS)
         self._connections = 0
+        self._open: set[Connection] = set()
         self._activity = anyio.Event()
+        self._stopping = anyio.Event()
         self.write_failure: str | None = None
         # Set by the composition root when embeddings are on; doctor reads it.
         self.embedding_facts: Callable[[], Any] | None = None
@@ -124,16 +126,46 @@ class Daemon:
     # Serving ------------------------------------------------------------------------------
 
     async def serve(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
-        """Serve until cancelled, or until idle for ``idle_timeout_s`` when that is set."""
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._accept, listener)
-            if self.on_demand:
-                await self._idle_watch()
-                tg.cancel_scope.cancel()
+        """Serve until :meth:`stop`, or until idle for the idle timeout when on demand.
 
-    async def _accept(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
+        Stopping (RFC-0020 section 8, RFC-0009 section 4's shutdown): the listener closes and
+        the socket goes at once, so a new caller starts the next daemon instead of meeting
+        this one on its way out; open connections read no more requests, and the ones in
+        flight get SHUTDOWN_DEADLINE_S to finish and send their replies. A write that started
+        always commits (the writer is shielded), even past the deadline.
+        """
         async with anyio.create_task_group() as connections:
-            await listener.serve(self._connection, task_group=connections)
+            async with anyio.create_task_group() as accepting:
+                accepting.start_soon(self._accept, listener, connections)
+                if self.on_demand:
+                    accepting.start_soon(self._stop_when_idle)
+                await self._stopping.wait()
+                accepting.cancel_scope.cancel()
+            with contextlib.suppress(FileNotFoundError):
+                self.paths.socket.unlink()
+            await listener.aclose()
+            for connection in list(self._open):
+                connection.stop_reading()
+            with anyio.move_on_after(SHUTDOWN_DEADLINE_S):
+                while self._open:
+                    self._activity = anyio.Event()
+                    await self._activity.wait()
+            connections.cancel_scope.cancel()
+
+    def stop(self) -> None:
+        """Begin the shutdown :meth:`serve` describes (from the event loop's thread)."""
+        self._stopping.set()
+
+    async def _accept(
+        self,
+        listener: anyio.abc.Listener[anyio.abc.SocketStream],
+        connections: anyio.abc.TaskGroup,
+    ) -> None:
+        await listener.serve(self._connection, task_group=connections)
+
+    async def _stop_when_idle(self) -> None:
+        await self._idle_watch()
+        self.stop()
 
     def close(self) -> None:
         """After serving: let queued writes finish and stop the writer thread."""
@@ -168,12 +200,18 @@ class Daemon:
         self._activity.set()
 
     async def _connection(self, stream: anyio.abc.SocketStream) -> None:
+        connection = Connection(self, stream)
+        self._open.add(connection)
         self._touch(+1)
         try:
-            await Connection(self, stream).run()
+            if self._stopping.is_set():
+                await stream.aclose()  # accepted as the listener closed: the caller retries
+                return
+            await connection.run()
         except Exception:  # one connection's failure must never stop the listener
             log.exception("connection failed")
         finally:
+            self._open.discard(connection)
             self._touch(-1)
 
     # Dispatch -----------------------------------------------------------------------------
@@ -294,6 +332,11 @@ class Connection:
         self.peer_uid: int | None = None
         self._send_lock = anyio.Lock()
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT_PER_CONNECTION)
+        self._reading = anyio.CancelScope()
+
+    def stop_reading(self) -> None:
+        """Read no more requests; the ones in flight still finish and are answered."""
+        self._reading.cancel()
 
     async def send(self, reply: dict[str, Any]) -> None:
         request_id = reply.get("id")
@@ -326,44 +369,46 @@ class Connection:
         reader = BufferedByteReceiveStream(self.stream)
         try:
             async with anyio.create_task_group() as requests:
-                while True:
-                    try:
-                        line = await reader.receive_until(b"\n", MAX_FRAME - 1)
-                        if len(line) > MAX_FRAME - 1:  # found in one big chunk: still too big
-                            raise anyio.DelimiterNotFound(MAX_FRAME - 1)
-                    except anyio.DelimiterNotFound:
-                        await self.send(
-                            _error_reply(
-                                None,
-                                VenomError.param("frame", "frame", "a frame is at most 1 MiB"),
-                            )
-                        )
-                        break
-                    except (
-                        anyio.EndOfStream,
-                        anyio.IncompleteRead,
-                        anyio.BrokenResourceError,
-                        anyio.ClosedResourceError,
-                        OSError,
-                    ):
-                        break
-                    try:
-                        frame = decode_frame(line)
-                    except (ValueError, RecursionError):
-                        await self.send(
-                            _error_reply(
-                                None,
-                                VenomError.param("frame", "frame", "a frame is one JSON object"),
-                            )
-                        )
-                        break
-                    await self._slots.acquire()
-                    if isinstance(frame, dict) and frame.get("verb") == "hello":
-                        await self._request(frame)  # later requests need its principal
-                    else:
-                        requests.start_soon(self._request, frame)
+                with self._reading:
+                    while await self._next_request(reader, requests):
+                        pass
         finally:
             await self.stream.aclose()
+
+    async def _next_request(
+        self, reader: BufferedByteReceiveStream, requests: anyio.abc.TaskGroup
+    ) -> bool:
+        """Read one frame and start answering it; ``False`` when the connection is done."""
+        try:
+            line = await reader.receive_until(b"\n", MAX_FRAME - 1)
+            if len(line) > MAX_FRAME - 1:  # found in one big chunk: still too big
+                raise anyio.DelimiterNotFound(MAX_FRAME - 1)
+        except anyio.DelimiterNotFound:
+            await self.send(
+                _error_reply(None, VenomError.param("frame", "frame", "a frame is at most 1 MiB"))
+            )
+            return False
+        except (
+            anyio.EndOfStream,
+            anyio.IncompleteRead,
+            anyio.BrokenResourceError,
+            anyio.ClosedResourceError,
+            OSError,
+        ):
+            return False
+        try:
+            frame = decode_frame(line)
+        except (ValueError, RecursionError):
+            await self.send(
+                _error_reply(None, VenomError.param("frame", "frame", "a frame is one JSON object"))
+            )
+            return False
+        await self._slots.acquire()
+        if isinstance(frame, dict) and frame.get("verb") == "hello":
+            await self._request(frame)  # later requests need its principal
+        else:
+            requests.start_soon(self._request, frame)
+        return True
 
     async def _request(self, frame: Any) -> None:
         # The slot is held until the reply is sent: a client that pipelines faster than it
