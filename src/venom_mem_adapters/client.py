@@ -169,9 +169,8 @@ def startup_settings(environ: Mapping[str, str]) -> tuple[str, float]:
 
 def check_startup_context(environ: Mapping[str, str], token: str) -> None:
     """``@owner`` below a process manager is refused before anything connects or launches."""
-    if token == OWNER_TOKEN and (
-        environ.get("VENOM_MANAGER") or environ.get("VENOM_MEM_PRINCIPAL")
-    ):
+    # "Set" as the shell means it: an empty VENOM_MANAGER= is still the marker.
+    if token == OWNER_TOKEN and ("VENOM_MANAGER" in environ or "VENOM_MEM_PRINCIPAL" in environ):
         raise VenomError(
             "denied.startup_context",
             "@owner is refused below a process manager",

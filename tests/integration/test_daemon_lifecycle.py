@@ -122,7 +122,7 @@ def test_idle_exit_not_while_connected_and_restart_after(world: World) -> None:
 
 
 def test_owner_below_a_manager_launches_nothing(world: World) -> None:
-    for marker in ({"VENOM_MANAGER": "1"}, {"VENOM_MEM_PRINCIPAL": "g4"}):
+    for marker in ({"VENOM_MANAGER": "1"}, {"VENOM_MEM_PRINCIPAL": "g4"}, {"VENOM_MANAGER": ""}):
         result = world.run("memory", "list", "--json", token="@owner", **marker)
         assert result.code == 4
         assert result.json["error"]["code"] == "denied.startup_context"
