@@ -13,11 +13,12 @@ from typing import Any
 
 from .errors import VenomError
 from .grants import Resource, check
+from .ids import id_number
 from .manifest import MANIFEST
 from .manifest_types import Manifest, Verb
 from .params import check_params
 from .records import Principal
-from .validation import SPACE_RE, id_number
+from .validation import SPACE_RE
 
 __all__ = ["authorize", "could_hold", "prepare"]
 

@@ -17,8 +17,9 @@ from typing import Any
 import attrs
 
 from .errors import VenomError
+from .ids import id_number
 from .records import Grant, Principal
-from .validation import MAX_SPACE_BYTES, SPACE_RE, id_number
+from .validation import MAX_SPACE_BYTES, SPACE_RE
 
 __all__ = [
     "GRANTABLE",

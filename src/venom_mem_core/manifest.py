@@ -19,7 +19,9 @@ NUM = Type("number")
 STR_LIST = Type("array", items=STR)
 OPEN = Type("object", open=True)
 KIND = Type("string", choices=("fact", "decision", "procedure", "note"))
-ID_STR = Type("string")
+MEMORY_ID = Type("string", id_prefix="m")
+SESSION_ID = Type("string", id_prefix="s")
+PRINCIPAL_ID = Type("string", id_prefix="g")
 
 
 def _obj(*fields: Field) -> Type:
@@ -113,7 +115,7 @@ FILTER_PARAMS = (
     Param("spaces", "Only these spaces", STR_LIST),
     Param("kinds", "Only these kinds", Type("array", items=KIND)),
     Param("tags", "Only memories with all of these tags", STR_LIST),
-    Param("session", "Only memories from this session", STR),
+    Param("session", "Only memories from this session", SESSION_ID),
     Param("lineage", "With session: also its readable ancestors", BOOL, default=False),
 )
 
@@ -128,7 +130,7 @@ MEMORY_VERBS = (
             Param("kind", "What sort of memory this is", KIND, default="note"),
             Param("title", "Short title, weighted highest in search", STR),
             Param("tags", "Lowercase tags", STR_LIST),
-            Param("session", "Session this came from", STR),
+            Param("session", "Session this came from", SESSION_ID),
         ),
         result=CHANGE,
         errors=(E_SPACE, E_TAG, E_SECRET, E_NF_SESSION, E_BUSY),
@@ -146,7 +148,7 @@ MEMORY_VERBS = (
         "memory.get",
         "Read one memory, or one kept revision of it. " + T1_SENTENCE,
         params=(
-            Param("id", "Memory ID, m<N>", ID_STR, required=True),
+            Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),
             Param("revision", "A kept revision to read", Type("integer", min=1)),
             Param("include_deleted", "Also return a deleted memory", BOOL, default=False),
         ),
@@ -160,7 +162,7 @@ MEMORY_VERBS = (
         "Change a memory's content, title, kind or tags. Needs the revision you read, so two "
         "agents can't silently overwrite each other.",
         params=(
-            Param("id", "Memory ID, m<N>", ID_STR, required=True),
+            Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),
             Param("revision", "The revision you read", Type("integer", min=1), required=True),
             Param("content", "New text", STR),
             Param("title", "New title; empty clears it", STR),
@@ -178,7 +180,7 @@ MEMORY_VERBS = (
         "Delete a memory softly: it leaves search and lists until restored. Needs the revision "
         "you read.",
         params=(
-            Param("id", "Memory ID, m<N>", ID_STR, required=True),
+            Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),
             Param("revision", "The revision you read", Type("integer", min=1), required=True),
         ),
         result=_obj(
@@ -194,7 +196,7 @@ MEMORY_VERBS = (
     Verb(
         "memory.restore",
         "Bring back a deleted memory.",
-        params=(Param("id", "Memory ID, m<N>", ID_STR, required=True),),
+        params=(Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),),
         result=_obj(_f("id", "Memory ID", STR), _f("revision", "New revision", INT)),
         errors=(E_NF_MEMORY, E_DUPLICATE, E_BUSY),
         right="write",
@@ -204,7 +206,7 @@ MEMORY_VERBS = (
     Verb(
         "memory.history",
         "List a memory's kept revisions: who did what, when, without content.",
-        params=(Param("id", "Memory ID, m<N>", ID_STR, required=True),),
+        params=(Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),),
         result=_obj(
             _f(
                 "versions",
@@ -260,7 +262,7 @@ MEMORY_VERBS = (
         params=(
             *FILTER_PARAMS,
             Param("include_deleted", "Also list deleted memories", BOOL, default=False),
-            Param("after", "Continue after this memory ID", ID_STR),
+            Param("after", "Continue after this memory ID", MEMORY_ID),
             _limit(50, 200),
         ),
         result=_obj(_f("memories", "Newest first", Type("array", items=HIT)), NEXT),
@@ -271,7 +273,7 @@ MEMORY_VERBS = (
     Verb(
         "memory.purge",
         "Erase a memory and all its versions for good, including from the database files.",
-        params=(Param("id", "Memory ID, m<N>", ID_STR, required=True),),
+        params=(Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),),
         result=_obj(_f("id", "Memory ID", STR)),
         errors=(E_NF_MEMORY, E_BUSY),
         right="admin",
@@ -306,7 +308,7 @@ SESSION_VERBS = (
         params=(
             Param("harness", "Harness name, such as claude-code or codex", STR, required=True),
             Param("harness_session", "The harness's own conversation ID", STR),
-            Param("parent", "The session this came from", STR),
+            Param("parent", "The session this came from", SESSION_ID),
             Param(
                 "relation",
                 "continue, fork or subagent; required with parent",
@@ -326,7 +328,7 @@ SESSION_VERBS = (
     Verb(
         "session.end",
         "Mark a session ended.",
-        params=(Param("session", "Session ID, s<N>", STR, required=True),),
+        params=(Param("session", "Session ID, s<N>", SESSION_ID, required=True),),
         result=_obj(
             _f("session", "Session ID", STR),
             _f("ended", "When", STR),
@@ -340,7 +342,7 @@ SESSION_VERBS = (
     Verb(
         "session.get",
         "Read one session.",
-        params=(Param("session", "Session ID, s<N>", STR, required=True),),
+        params=(Param("session", "Session ID, s<N>", SESSION_ID, required=True),),
         result=SESSION,
         errors=(E_NF_SESSION,),
         resource="session",
@@ -352,8 +354,8 @@ SESSION_VERBS = (
         params=(
             Param("harness", "Only this harness", STR),
             Param("harness_session", "Only this harness session ID", STR),
-            Param("parent", "Only children of this session", STR),
-            Param("after", "Continue after this session ID", STR),
+            Param("parent", "Only children of this session", SESSION_ID),
+            Param("after", "Continue after this session ID", SESSION_ID),
             _limit(50, 200),
         ),
         result=_obj(_f("sessions", "Newest first", Type("array", items=SESSION)), NEXT),
@@ -362,7 +364,7 @@ SESSION_VERBS = (
     Verb(
         "session.chain",
         "A session and its ancestors, oldest first, up to 256.",
-        params=(Param("session", "Session ID, s<N>", STR, required=True),),
+        params=(Param("session", "Session ID, s<N>", SESSION_ID, required=True),),
         result=_obj(
             _f("chain", "Oldest first", Type("array", items=SESSION)),
             _f("truncated", "True if older ancestors exist that aren't shown", BOOL),
@@ -374,7 +376,7 @@ SESSION_VERBS = (
     Verb(
         "session.purge",
         "Erase a session; its children and memories keep everything but the link.",
-        params=(Param("session", "Session ID, s<N>", STR, required=True),),
+        params=(Param("session", "Session ID, s<N>", SESSION_ID, required=True),),
         result=_obj(_f("session", "Session ID", STR)),
         errors=(E_NF_SESSION,),
         right="admin",
@@ -561,7 +563,7 @@ SHARED_VERBS = (
     Verb(
         "grant.revoke",
         "Revoke a principal's token; a durable client is removed.",
-        params=(Param("principal", "Principal ID, g<N>", STR, required=True),),
+        params=(Param("principal", "Principal ID, g<N>", PRINCIPAL_ID, required=True),),
         result=_obj(_f("principal", "Principal ID", STR)),
         right="admin",
     ),

@@ -52,11 +52,13 @@ class _Frozen:
 class Type(_Frozen):
     """A JSON value's type: ``string``, ``integer``, ``number``, ``boolean``, ``array``,
     ``object`` or ``any``, with the constraints the dispatch enforces. ``open``: an object
-    whose members are not enumerated."""
+    whose members are not enumerated. ``id_prefix``: a string that is a record ID, ``m<N>``,
+    ``s<N>`` or ``g<N>``."""
 
     __slots__ = (
         "choices",
         "fields",
+        "id_prefix",
         "items",
         "kind",
         "max",
@@ -74,6 +76,7 @@ class Type(_Frozen):
     fields: tuple[Field, ...]
     nullable: bool
     open: bool
+    id_prefix: str | None
 
     def __init__(
         self,
@@ -86,9 +89,11 @@ class Type(_Frozen):
         fields: tuple[Field, ...] = (),
         nullable: bool = False,
         open: bool = False,
+        id_prefix: str | None = None,
     ) -> None:
         self._set(
             kind=kind,
+            id_prefix=id_prefix,
             items=items,
             choices=choices,
             min=min,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .errors import VenomError
+from .ids import id_number
 from .manifest_types import Type, Verb
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
@@ -66,6 +67,10 @@ def _check_value(value: Any, type_: Type, param: str) -> Any:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise VenomError.param("type", param, f"{param} is not valid UTF-8 text") from None
+    if expected == "string" and type_.id_prefix and id_number(value, type_.id_prefix) is None:
+        raise VenomError.param(
+            "type", param, f"{param} must look like {type_.id_prefix}<N>, got {value!r}"
+        )
     if expected == "string" and type_.choices and value not in type_.choices:
         raise VenomError.param(
             _CHOICE_CODES.get(param, "type"),

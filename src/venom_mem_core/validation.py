@@ -9,11 +9,11 @@ import re
 from collections.abc import Sequence
 
 from .errors import VenomError
+from .ids import MAX_ID, id_number
 from .records import KINDS, RELATIONS
 
 __all__ = [
     "CLIENT_NAME_RE",
-    "MAX_ID",
     "SECRET_RE",
     "SPACE_RE",
     "TAG_RE",
@@ -27,7 +27,6 @@ __all__ = [
     "check_space",
     "check_tags",
     "check_title",
-    "id_number",
     "parse_id",
     "utf8_len",
 ]
@@ -52,25 +51,6 @@ def utf8_len(text: str, param: str) -> int:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError:
         raise VenomError.param("type", param, f"{param} is not valid UTF-8 text") from None
-
-
-MAX_ID = 2**63 - 1  # SQLite's largest rowid: no record can have a larger number
-
-
-def id_number(value: str, prefix: str) -> int | None:
-    """``m12`` -> 12; ``None`` unless ``value`` is the prefix and a number from 1 to MAX_ID
-    in ASCII digits with no leading zero."""
-    digits = value[len(prefix) :]
-    if (
-        not value.startswith(prefix)
-        or not digits.isascii()
-        or not digits.isdigit()
-        or digits.startswith("0")
-        or len(digits) > len(str(MAX_ID))
-    ):
-        return None
-    number = int(digits)
-    return number if number <= MAX_ID else None
 
 
 def parse_id(value: str, prefix: str, param: str) -> int:

@@ -177,6 +177,12 @@ def test_help_is_generated_from_the_manifest(world: World) -> None:
         (["events", "--bogus"], "unknown", "bogus"),
         (["events", "extra"], "unknown", None),
         (["events", "--limit", "--json"], "missing", "limit"),
+        # Malformed IDs are usage errors too: refused before anything is launched.
+        (["memory", "get", "--id", "x1"], "type", "id"),
+        (["memory", "get", "--id", "m9223372036854775808"], "type", "id"),
+        (["memory", "list", "--after", "s3"], "type", "after"),
+        (["session", "chain", "--session", "s0"], "type", "session"),
+        (["grant", "revoke", "--principal", "owner"], "type", "principal"),
     ],
 )
 def test_every_usage_error_is_an_invalid_params_code(
