@@ -153,8 +153,11 @@ def parse_value_text(text: str) -> Any:
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    # A config.zon that is a link (into a dotfiles repository, say) is written where it
+    # points, so the link and the file it names don't part ways.
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
-        write_private_file(path, text)
+        write_private_file(target, text)
     except OSError as err:
         raise VenomError(
             "failed.internal", f"{path}: can't write the config file: {err.strerror or err}"

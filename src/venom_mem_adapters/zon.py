@@ -52,7 +52,6 @@ _NUMBER_RE = re.compile(
     re.VERBOSE,
 )
 _BASES = ((16, "hex", "0123456789abcdefABCDEF"), (8, "oct", "01234567"), (2, "bin", "01"))
-_TAIL_RE = re.compile(r"[A-Za-z0-9_.]*")
 _ESCAPES = {"n": b"\n", "t": b"\t", "r": b"\r", "\\": b"\\", '"': b'"', "'": b"'"}
 _WORDS: Mapping[str, ZonValue] = {
     "true": True,
@@ -207,7 +206,9 @@ class _Parser:
             if word in _WORDS:
                 self.pos = ident.end()
                 return _WORDS[word]
-            raise self.error(f"unexpected name {word!r}; write strings in double quotes")
+            # The word itself is not quoted back: a key pasted without quotes is a secret
+            # (embeddings.api_key), and this message reaches whoever started the daemon.
+            raise self.error("unexpected bare word; write strings in double quotes")
         raise self.error(f"unexpected character {c!r}; expected a value")
 
     def container(self, path: str, depth: int) -> ZonValue:
@@ -368,31 +369,27 @@ class _Parser:
             raise self.error("expected a number after '-'")
         literal = match.group()
         if _ident_char(self.text, match.end()) or self.text.startswith(".", match.end()):
-            raise self.error(f"invalid number {literal + self._tail(match.end())!r}")
+            raise self.error("invalid number (letters or a dot follow its digits)")
         self.pos = match.end()
         sign = -1 if literal.startswith("-") else 1
         for base, name, digits in _BASES:
             body = match.group(name)
             if body is not None:
                 if not _digits_ok(body, digits):
-                    raise self.error(f"invalid number {literal!r}", start)
+                    raise self.error("invalid number (bad digits for its base)", start)
                 return sign * int(body.replace("_", ""), base)
         whole, frac, exp = match.group("int"), match.group("frac"), match.group("exp")
         for part in (whole, frac, exp.lstrip("+-") if exp is not None else None):
             if part is not None and not _digits_ok(part, "0123456789"):
-                raise self.error(f"invalid number {literal!r}", start)
+                raise self.error("invalid number (misplaced _ or a missing digit)", start)
         if len(whole) > 1 and whole.startswith("0"):
-            raise self.error(f"invalid number {literal!r}: leading zeros are not allowed", start)
+            raise self.error("invalid number: leading zeros are not allowed", start)
         if frac is None and exp is None:
             return sign * int(whole.replace("_", ""))
         value = float(literal.replace("_", ""))
         if math.isinf(value):
-            raise self.error(f"number {literal!r} is out of range for a float", start)
+            raise self.error("number out of range for a float", start)
         return value
-
-    def _tail(self, pos: int) -> str:
-        match = _TAIL_RE.match(self.text, pos)
-        return match.group() if match else ""
 
 
 def _is_hex(text: str) -> bool:

@@ -149,7 +149,8 @@ def render(verb: Verb, result: dict[str, Any]) -> None:
         console.print(_text(result["content"]), highlight=False)
         return
     elif verb.name == "skill":
-        console.print(_text(result.get("content", "")), highlight=False)
+        # As generated, line for line: ``venom-mem skill > SKILL.md`` is a manual install.
+        console.print(_text(result.get("content", "")), highlight=False, soft_wrap=True)
         return
     else:
         for key, value in result.items():

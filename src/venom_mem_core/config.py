@@ -133,6 +133,10 @@ def _check_leaf(inst: object, attribute: attrs.Attribute[Any], value: Any) -> No
     elif spec.kind == "str":
         if not isinstance(value, str):
             raise _Invalid(key, "must be a string")
+        if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value):
+            # A path, URL, model name or key: a control character (a NUL above all, which
+            # no path can hold) is a mistake, refused here rather than at serve.
+            raise _Invalid(key, "must not contain control characters")
         if spec.choices and value not in spec.choices:
             raise _Invalid(key, "must be one of " + ", ".join(f'"{c}"' for c in spec.choices))
     elif not (isinstance(value, tuple) and all(isinstance(g, Grant) for g in value)):
@@ -461,6 +465,7 @@ class Config:
             max_versions=self.memory.max_versions,
             tombstone_days=self.memory.tombstone_days,
             min_similarity=self.search.min_similarity,
+            max_token_ttl=self.grants.max_token_ttl,
         )
 
 

@@ -603,7 +603,7 @@ SHARED_VERBS = (
         "skill.install",
         "Write the agent skill where the supported harnesses look for user skills.",
         result=_obj(_f("paths", "Files written", STR_LIST)),
-        right="admin",
+        right="files",  # which no grant holds: the owner runs it (RFC-0020 section 14)
         starts_daemon=True,
     ),
     Verb(

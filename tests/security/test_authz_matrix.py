@@ -11,7 +11,8 @@ The rules (RFC-0020 section 3, CONTRACT sections 3 to 5):
 - a bad token is refused at hello with ``denied.token`` and its reason; every verb on that
   connection is then ``denied.hello``;
 - a verb with no right answers everyone; admin verbs are the owner's (``denied.admin`` on
-  ``*``); otherwise the right is checked on the verb's resource: ``*``, ``session:*``, the
+  ``*``), and so is skill.install, which needs ``files`` (section 14); otherwise the right
+  is checked on the verb's resource: ``*``, ``session:*``, the
   space named by ``space``, the memory named by ``id``, the session named by ``session``,
   and for search and list each explicit item of ``spaces``; a verb with no resource filters
   rows instead, and answers;
@@ -133,8 +134,8 @@ def expected(verb: Verb, caller: Caller, target: dict[str, Any], present: bool) 
     found = Expect("ok" if present else "not_found")
     if right is None or caller.owner:
         return found if right is not None else Expect("ok")
-    if right == "admin":
-        return Expect("denied", "admin", "*")
+    if right in ("admin", "files"):  # files: granted to nobody, so the owner's alone
+        return Expect("denied", right, "*")
     resource = resource_of(verb, target)
     if resource is None or caller.holds(right, resource):
         return found

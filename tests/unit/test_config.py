@@ -112,8 +112,13 @@ def test_default_grants() -> None:
 def test_memory_settings() -> None:
     config = Config.defaults().with_value("memory.max_versions", 7)
     config = config.with_value("search.min_similarity", 0.25)
+    config = config.with_value("grants.max_token_ttl", 600)
     assert config.memory_settings() == MemorySettings(
-        max_content_bytes=65536, max_versions=7, tombstone_days=30, min_similarity=0.25
+        max_content_bytes=65536,
+        max_versions=7,
+        tombstone_days=30,
+        min_similarity=0.25,
+        max_token_ttl=600,
     )
     assert Config.defaults().memory_settings() == MemorySettings()
 
@@ -533,6 +538,17 @@ def test_set_tightens_an_existing_files_mode(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+def test_set_writes_through_a_link_to_the_file_it_names(tmp_path: Path) -> None:
+    target = write(tmp_path, ".{ .memory = .{ .max_versions = 21 } }\n")
+    link = tmp_path / "linked" / "config.zon"
+    link.parent.mkdir(mode=0o700)
+    link.symlink_to(target)
+    write_config_value(link, "memory.max_versions", 22)
+    assert link.is_symlink()
+    assert load_config(target).memory.max_versions == 22
+    assert load_config(link).memory.max_versions == 22
+
+
 def test_set_values_from_value_text(tmp_path: Path) -> None:
     path = tmp_path / "config.zon"
     for key, text in [
@@ -672,3 +688,12 @@ def test_parse_value_text_refuses_broken_structures(text: str) -> None:
         parse_value_text(text)
     assert caught.value.code == "invalid_params.config"
     assert caught.value.data["param"] == "value"
+
+
+@pytest.mark.parametrize("key", ["store.path", "embeddings.model", "embeddings.api_key"])
+def test_strings_with_control_characters_are_refused(key: str) -> None:
+    value = "/tmp/a\x00b" if key == "store.path" else "a\x00b"
+    with pytest.raises(VenomError) as caught:
+        Config.defaults().with_value(key, value)
+    assert caught.value.code == "invalid_params.config"
+    assert "control characters" in caught.value.message

@@ -157,7 +157,7 @@ def test_lines_by_dotted_path() -> None:
         (".{ 1, .a = 2 }", 1, "can't mix in fields"),
         (".{ .a = .on_demand }", 1, "enum literals are not supported"),
         (".{ .a = 'x' }", 1, "character literals are not supported"),
-        (".{ .a = on-demand }", 1, "unexpected name 'on'"),
+        (".{ .a = on-demand }", 1, "unexpected bare word"),
         (".{ .a = 1 }\n.{}", 2, "unexpected text after the value"),
         (".{\n    .a = 1,\n", 3, "missing its '}'"),
         (".{ .a = }", 1, "unexpected character '}'"),
@@ -289,3 +289,18 @@ def test_dumps_parse_round_trip(value: Any) -> None:
 def test_round_trip_is_stable_text(value: Any) -> None:
     text = zon.dumps(value)
     assert zon.dumps(zon.parse(text, filename="t.zon")) == text
+
+
+@pytest.mark.parametrize(
+    "value", ["skLiveSuperSecret123", "0xSECRETKEY9", "12secretTail", "sk-live-abc", "1e999999"]
+)
+def test_a_value_written_without_quotes_is_not_quoted_back(value: str) -> None:
+    """An api_key pasted without its quotes must not come back in the error, which reaches
+    whoever's call started the daemon (RFC-0020 section 11: the secret field)."""
+    text = f".{{\n    .embeddings = .{{\n        .api_key = {value},\n    }},\n}}\n"
+    with pytest.raises(VenomError) as caught:
+        zon.parse(text, filename="/etc/x/config.zon")
+    assert caught.value.message.startswith("/etc/x/config.zon:3: ")
+    for fragment in (value, value[1:], value[2:]):
+        assert fragment not in caught.value.message
+    assert fragment not in str(caught.value.to_json())

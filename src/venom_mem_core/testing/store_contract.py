@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 import pytest
 
-from ..clock import FixedClock
+from ..clock import FixedClock, parse_ts
 from ..errors import VenomError
 from ..grants import Access
 from ..local import LocalClient
@@ -1367,6 +1367,17 @@ class StoreContract:
             assert (caught.value.code, caught.value.data["reason"]) == ("denied.token", reason)
         recheck(env.app, OWNER)
         recheck(env.app, UNKNOWN)
+
+    def test_grant_issue_ttl_is_clamped_by_max_token_ttl_and_client_ttl_is_not(
+        self, env: Env
+    ) -> None:
+        env.app.settings = MemorySettings(max_token_ttl=60)
+        read = [{"right": "read", "scope": "*"}]
+        now = parse_ts(env.clock.now())
+        issued = env.owner.call("grant.issue", {"grants": read, "ttl": 3600})
+        assert parse_ts(issued["expires"]) - now <= timedelta(seconds=61)
+        client = env.owner.call("client.add", {"name": "long", "grants": read, "ttl": 3600})
+        assert parse_ts(client["expires"]) - now >= timedelta(seconds=3599)
 
     def test_grant_issue_hands_on_only_what_the_issuer_holds(self, env: Env) -> None:
         grants = [{"right": "admin", "scope": "*"}, {"right": "read", "scope": "space:*"}]

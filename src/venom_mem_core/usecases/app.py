@@ -14,12 +14,14 @@ __all__ = ["App", "MemorySettings", "NullEvents"]
 
 @attrs.frozen(kw_only=True)
 class MemorySettings:
-    """The ``memory`` and ``search`` sections of the config (RFC-0020 section 11)."""
+    """What the use cases read of the config (RFC-0020 section 11): the ``memory`` and
+    ``search`` sections, and the longest life of a grant.issue token."""
 
     max_content_bytes: int = 65536
     max_versions: int = 20
     tombstone_days: int = 30
     min_similarity: float = 0.0
+    max_token_ttl: int = 86400
 
 
 class NullEvents:

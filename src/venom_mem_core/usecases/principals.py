@@ -204,6 +204,7 @@ def issue_grant(
     parsed = parse_grants(grants)
     if not 1 <= ttl <= MAX_ISSUED_TTL:
         raise VenomError.param("range", "ttl", f"ttl must be 1 to {MAX_ISSUED_TTL} seconds")
+    ttl = min(ttl, app.settings.max_token_ttl)  # clamped by grants.max_token_ttl (section 4)
     check_held(who, parsed)
     with app.store.write() as tx:
         principal = _next_principal(tx)

@@ -53,12 +53,16 @@ def _entry(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def _append(path: Path, lines: list[str]) -> None:
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(path, flags, _FILE_MODE)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path} is not a regular file")
-        os.write(fd, "".join(lines).encode("utf-8"))
+        text = "".join(lines)
+        if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
+            text = "\n" + text  # end a line a crash tore, so this entry stands on its own
+        os.write(fd, text.encode("utf-8"))
         os.fsync(fd)
     finally:
         os.close(fd)
