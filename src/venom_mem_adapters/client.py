@@ -48,7 +48,7 @@ class Connection:
         self._file = sock.makefile("rb")
         self._next_id = 2
         self.hello = hello
-        self.started = started  # this connection's caller launched the daemon
+        self.started = started  # launched the daemon, and no reply has come back yet
 
     @property
     def principal(self) -> str:
@@ -70,6 +70,7 @@ class Connection:
         reply = decode_frame(line[:-1])
         if not isinstance(reply, dict):
             raise VenomError("failed.protocol", "the daemon sent something that isn't an object")
+        self.started = False  # answered: a reply lost later is not the starting call's
         return reply
 
     def call(self, verb: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -142,7 +143,7 @@ def _hello(sock: socket.socket, token: str, client: str, *, started: bool) -> Co
     params: dict[str, Any] = {"client": client}
     if token:
         params["auth"] = {"token": token}
-    conn = Connection(sock, {}, started=started)
+    conn = Connection(sock, {})
     try:
         sock.sendall(encode_frame({"id": 1, "verb": "hello", "params": params}))
         reply = conn.receive()
@@ -156,6 +157,7 @@ def _hello(sock: socket.socket, token: str, client: str, *, started: bool) -> Co
         conn.close()
         raise VenomError.from_json(reply["error"])
     conn.hello = reply.get("ok") or {}
+    conn.started = started  # set after hello's reply, which would have cleared it
     return conn
 
 

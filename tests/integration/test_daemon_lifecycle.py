@@ -246,3 +246,37 @@ def test_a_too_long_or_relative_socket_path(world: World, tmp_path: Path) -> Non
     pid = subprocess.run([VENOM_MEM, "ping", "--json"], env=relative, cwd=tmp_path,
                          capture_output=True, text=True, timeout=20, check=True).stdout  # fmt: skip
     os.kill(int(json.loads(pid)["pid"]), signal.SIGTERM)
+
+
+def test_a_lost_reply_is_startup_result_only_for_the_call_that_started_the_daemon(
+    world: World,
+) -> None:
+    """RFC-0020 section 8, Lost replies: never resent; unavailable.startup_result when the
+    caller was starting the daemon, the ordinary transport error otherwise."""
+    import apsw
+
+    from venom_mem_core.errors import VenomError
+
+    world.store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for warm in (False, True):
+        assert world.daemon_pid() is None
+        conn = connect(world.environ("@owner"))
+        if warm:
+            conn.call("ping")  # answered: the next loss is not the starting call's
+        outside = apsw.Connection(str(world.store))
+        outside.execute("BEGIN IMMEDIATE")  # holds the add below until the daemon dies
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(conn.call, "memory.add", {"space": "user", "content": "x"})
+            time.sleep(0.5)
+            pid = world.daemon_pid()
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            try:
+                pending.result(timeout=10)
+            except VenomError as error:
+                code = error.code
+        outside.execute("ROLLBACK")
+        outside.close()
+        conn.close()
+        assert wait_gone(pid, 5)
+        assert code == ("unavailable.connection" if warm else "unavailable.startup_result")

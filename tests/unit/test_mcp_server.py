@@ -252,6 +252,7 @@ class FakeWire:
         self.refuse = refuse
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.closed = False
+        self.started = False
 
     def send(self, verb: str, params: Mapping[str, Any] | None = None) -> int:
         if self.refuse:
@@ -279,9 +280,11 @@ class Connector:
     def __init__(self, *wires: FakeWire | BaseException) -> None:
         self.wires = list(wires)
         self.opened = 0
+        self.may_start: list[bool] = []
 
-    def __call__(self) -> FakeWire:
+    def __call__(self, may_start: bool) -> FakeWire:
         self.opened += 1
+        self.may_start.append(may_start)
         wire = self.wires.pop(0)
         if isinstance(wire, BaseException):
             raise wire
@@ -397,3 +400,26 @@ def test_only_the_server_module_imports_mcp() -> None:
         "assert 'mcp' not in sys.modules, 'mcp imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_link_starts_the_daemon_only_for_verbs_that_may() -> None:
+    """RFC-0020 section 8's table: ping, doctor, events, config.*, grant.* and audit never
+    start a daemon, over MCP as on the CLI."""
+    for verb, may_start in (("ping", False), ("doctor", False), ("grant.list", False),
+                            ("memory.add", True), ("whoami", True)):  # fmt: skip
+        connector = Connector(FakeWire([ok_reply({})]))
+        DaemonLink(connector).call(verb, {})
+        assert connector.may_start == [may_start], verb
+
+
+def test_a_lost_reply_on_the_call_that_started_the_daemon_is_startup_result() -> None:
+    starting = FakeWire([BrokenPipeError(32, "Broken pipe")])
+    starting.started = True
+    with pytest.raises(VenomError) as caught:
+        DaemonLink(Connector(starting)).call("memory.purge", {"id": "m1"})
+    assert caught.value.code == "unavailable.startup_result"
+    assert "may or may not have been applied" in caught.value.message
+    held = FakeWire([BrokenPipeError(32, "Broken pipe")])
+    with pytest.raises(VenomError) as caught:
+        DaemonLink(Connector(held)).call("memory.purge", {"id": "m1"})
+    assert caught.value.code == "unavailable.connection"

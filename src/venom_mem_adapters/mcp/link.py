@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from venom_mem_core.errors import VenomError
+from venom_mem_core.manifest import MANIFEST
 
 __all__ = ["CLIENT_NAME", "DaemonLink", "Upstream", "Wire", "daemon_connector"]
 
@@ -33,7 +34,10 @@ _RETRY_FIX = (
 
 
 class Wire(Protocol):
-    """What the link needs of a connection (:class:`venom_mem_adapters.client.Connection`)."""
+    """What the link needs of a connection (:class:`venom_mem_adapters.client.Connection`).
+    ``started``: the connection launched the daemon and has had no reply yet."""
+
+    started: bool
 
     def send(self, verb: str, params: Mapping[str, Any] | None = None) -> int: ...
 
@@ -50,32 +54,38 @@ class Upstream(Protocol):
     def close(self) -> None: ...
 
 
-def daemon_connector(environ: Mapping[str, str]) -> Callable[[], Wire]:
+def daemon_connector(environ: Mapping[str, str]) -> Callable[[bool], Wire]:
     """Connect with ``VENOM_MEM_TOKEN`` from ``environ`` (the adapter's own), starting the
-    daemon on demand."""
+    daemon on demand when the verb being called may (RFC-0020 section 8's table)."""
     env = dict(environ)
 
-    def open_wire() -> Wire:
+    def open_wire(may_start: bool) -> Wire:
         from venom_mem_adapters.client import connect
 
-        return connect(env, may_start=True, client=CLIENT_NAME)
+        return connect(env, may_start=may_start, client=CLIENT_NAME)
 
     return open_wire
 
 
-def _lost(verb: str) -> VenomError:
-    return VenomError(
-        "unavailable.connection",
+def _lost(verb: str, *, started: bool) -> VenomError:
+    what = (
         f"the connection to the daemon broke before it answered {verb}; the request was not "
-        "resent and may or may not have been applied",
-        {"fix": _RETRY_FIX},
+        "resent and may or may not have been applied"
     )
+    if started:  # section 8, Lost replies: this call was starting the daemon
+        return VenomError("unavailable.startup_result", what, {"fix": _RETRY_FIX})
+    return VenomError("unavailable.connection", what, {"fix": _RETRY_FIX})
+
+
+def _starts_daemon(verb: str) -> bool:
+    found = MANIFEST.verb(verb)
+    return found is not None and found.starts_daemon
 
 
 class DaemonLink:
     """The held connection, opened on the first call."""
 
-    def __init__(self, connector: Callable[[], Wire]) -> None:
+    def __init__(self, connector: Callable[[bool], Wire]) -> None:
         self._connector = connector
         self._wire: Wire | None = None
 
@@ -85,14 +95,15 @@ class DaemonLink:
 
     def call(self, verb: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """The ok object, or :class:`VenomError` (the daemon's, or a transport failure)."""
-        wire = self._open()
+        may_start = _starts_daemon(verb)
+        wire = self._open(may_start)
         try:
             request_id = wire.send(verb, params)
         except OSError:
             # Refused before the daemon could read a whole request: it went away between
             # calls. Once more, on a new connection (and a new daemon if needed).
             self._drop()
-            wire = self._open()
+            wire = self._open(may_start)
             try:
                 request_id = wire.send(verb, params)
             except OSError as exc:
@@ -110,10 +121,10 @@ class DaemonLink:
     def close(self) -> None:
         self._drop()
 
-    def _open(self) -> Wire:
+    def _open(self, may_start: bool) -> Wire:
         if self._wire is None:
             try:
-                self._wire = self._connector()
+                self._wire = self._connector(may_start)
             except OSError as exc:
                 raise VenomError(
                     "unavailable.connection", f"could not reach the daemon: {exc}"
@@ -138,7 +149,7 @@ class DaemonLink:
                 error = reply.get("error")
                 if isinstance(error, Mapping):
                     raise VenomError.from_json(error)
-                raise _lost(verb)
+                raise _lost(verb, started=wire.started)
         if "error" in reply:
             error = reply["error"]
             raise VenomError.from_json(error if isinstance(error, Mapping) else {})
@@ -150,12 +161,12 @@ class DaemonLink:
             return wire.receive()
         except VenomError as exc:
             self._drop()
-            if exc.code == "unavailable.connection":
-                raise _lost(verb) from None
+            if exc.code in ("unavailable.connection", "unavailable.startup_result"):
+                raise _lost(verb, started=wire.started) from None
             raise
         except OSError:
             self._drop()
-            raise _lost(verb) from None
+            raise _lost(verb, started=wire.started) from None
         except ValueError:
             self._drop()
             raise VenomError(
