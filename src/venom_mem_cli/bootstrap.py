@@ -192,7 +192,11 @@ def _serve_locked(
                 settings=config.memory_settings(),
             )
             with contextlib.suppress(VenomError):
-                sweep_tombstones(app)  # a busy checkpoint is retried at the next sweep
+                sweep_tombstones(app)
+            with contextlib.suppress(VenomError):
+                # A purge whose checkpoint was busy left its text in the WAL: it goes now,
+                # at the next serve (RFC-0020 section 2), before anyone can read.
+                store.erase_traces()
             handlers = _extra_handlers()
             if embedder is not None:
                 service = EmbeddingService(

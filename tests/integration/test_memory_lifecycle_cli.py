@@ -264,3 +264,29 @@ def test_a_serving_daemon_sweeps_tombstones_on_its_timer(tmp_path: Path) -> None
     finally:
         daemon.close()
         store.close()
+
+
+def test_a_purge_whose_checkpoint_was_busy_is_erased_at_the_next_serve(world: World) -> None:
+    """RFC-0020 section 2: purge answers unavailable.store_busy when a reader keeps the WAL
+    frames alive; the memory is gone, and the checkpoint happens at the next serve, even
+    after the daemon was killed."""
+    import apsw
+
+    world.ok("memory", "add", "--space", "user", "--content", MARKER, token="@owner")
+    reader = apsw.Connection(str(world.store), flags=apsw.SQLITE_OPEN_READONLY)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM memories").fetchall()  # holds its snapshot
+    busy = world.run("memory", "purge", "--id", "m1", "--json", token="@owner")
+    assert busy.code == 6
+    assert busy.json["error"]["code"] == "unavailable.store_busy"
+    pid = world.daemon_pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    assert wait_gone(pid, 5)
+    reader.execute("COMMIT")
+    reader.close()
+    assert world.run("memory", "get", "--id", "m1", "--json").code == 3  # starts a new daemon
+    wal = world.store.with_name("store.db-wal")
+    for path in (world.store, wal):
+        if path.exists():
+            assert MARKER.encode() not in path.read_bytes(), path
