@@ -10,6 +10,7 @@ import functools
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,7 +26,7 @@ from venom_mem_adapters.daemon.server import Request
 from venom_mem_adapters.embeddings.service import EmbeddingService, embedder_from_config
 from venom_mem_adapters.embeddings.worker import Backoff
 from venom_mem_adapters.sqlite import SqliteStore
-from venom_mem_core.clock import SystemClock
+from venom_mem_core.clock import FixedClock, SystemClock
 from venom_mem_core.config import Config, EmbeddingsConfig
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.embedding_text import embedding_input
@@ -474,6 +475,27 @@ async def test_batches_of_at_most_32_and_only_the_configured_key(
 
 
 # -- doctor and config -------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_doctor_warns_of_memories_pending_since_before_the_daemon(
+    tmp_path: Path, stub: EmbedStub
+) -> None:
+    """RFC-0020 section 11: embeddings.pending warns when memories have stayed pending for
+    over an hour; a daemon minutes old counts those from before it when the provider fails."""
+    path = tmp_path / "store.db"
+    store = SqliteStore.open(path)
+    old = App(store=store, clock=FixedClock(datetime(2020, 1, 1, tzinfo=UTC)))
+    add_memory(old, OWNER, space="user", content="waiting since 2020")
+    store.close()
+    stub.mode = "fail"
+    async with running(path, config(stub)) as lib:
+        with anyio.fail_after(10):
+            while (await doctor(lib))["embeddings.health"]["status"] != "warn":
+                await anyio.sleep(0.05)  # the worker's first call has failed
+        checks = await doctor(lib)
+    assert checks["embeddings.pending"]["status"] == "warn"
+    assert checks["embeddings.pending"]["message"].startswith("1 memories")
 
 
 @pytest.mark.anyio

@@ -393,10 +393,12 @@ class EmbeddingService:
         doctor can call it on the reactor (``daemon.embedding_facts``).
 
         ``last_error``/``last_ok`` are the provider's latest outcome (a wrong vector length
-        included). ``pending_over_hour`` is given only while the daemon is younger than an
-        hour, when it is 0 by definition: a memory can't have waited an hour for this daemon.
-        After that doctor counts it in the store. ``vectors`` is the number of rows in the
-        index, which is the stored vectors of the configured model.
+        included). ``pending_over_hour`` is given as 0 while the daemon is younger than an
+        hour and the provider answers: a backlog from before the start is still draining.
+        Otherwise doctor counts it in the store, by when each memory's text last changed, so
+        a memory stuck since yesterday warns under an on-demand daemon minutes old.
+        ``vectors`` is the number of rows in the index, the stored vectors of the configured
+        model.
         """
         facts: EmbeddingFacts = {"vectors": len(self.index)}
         health = getattr(self._embedder, "last_health", None)
@@ -406,7 +408,8 @@ class EmbeddingService:
         if isinstance(last_ok, str):
             facts["last_ok"] = last_ok
         up_s = 0.0 if self._started is None else time.time() - self._started
-        if up_s < PENDING_WARN_AFTER.total_seconds():
+        failing = health is not None and not health.ok
+        if up_s < PENDING_WARN_AFTER.total_seconds() and not failing:
             facts["pending_over_hour"] = 0
         return facts
 
