@@ -82,6 +82,41 @@ def test_newer_database_refused_and_untouched(tmp_path: Path, wal: bool) -> None
     _untouched(path, before)
 
 
+@pytest.mark.parametrize(
+    ("application_id", "code"),
+    [(APPLICATION_ID, "unsupported.store_schema"), (0x0F00BA12, "failed.store")],
+)
+def test_a_refused_database_with_a_leftover_wal_gets_no_shm(
+    tmp_path: Path, application_id: int, code: str
+) -> None:
+    """A crash can leave a -wal; opening the database through SQLite would then create its
+    -shm. The header says enough to refuse it without opening (MEM-03: left untouched)."""
+    made = tmp_path / "made"
+    made.mkdir()
+    writer = sqlite3.connect(made / "store.db")
+    writer.execute("PRAGMA journal_mode = WAL")
+    writer.execute(f"PRAGMA application_id = {application_id}")
+    writer.execute("PRAGMA user_version = 2")
+    writer.execute("CREATE TABLE future (x)")
+    writer.commit()
+    writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    writer.execute("INSERT INTO future VALUES (1)")
+    writer.commit()  # this one stays in the WAL, as after a crash
+    directory = _directory(tmp_path)
+    for name in ("store.db", "store.db-wal"):
+        (directory / name).write_bytes((made / name).read_bytes())
+        (directory / name).chmod(0o600)
+    writer.close()
+    path = directory / "store.db"
+    before = {name: _digest(directory / name) for name in ("store.db", "store.db-wal")}
+    with pytest.raises(VenomError) as info:
+        SqliteStore.open(path)
+    assert info.value.code == code
+    names = sorted(p.name for p in directory.iterdir())
+    assert "store.db-shm" not in names
+    assert {name: _digest(directory / name) for name in ("store.db", "store.db-wal")} == before
+
+
 def test_not_a_database_refused_and_untouched(tmp_path: Path) -> None:
     path = _directory(tmp_path) / "store.db"
     path.write_bytes(b"these are my notes, not a database\n" * 200)

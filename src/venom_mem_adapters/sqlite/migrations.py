@@ -68,6 +68,28 @@ def _not_a_store(path: Path, reason: str) -> VenomError:
     )
 
 
+_HEADER = b"SQLite format 3\x00"
+
+
+def _refuse_by_header(path: Path, supported: int) -> None:
+    """Refuse another application's database or a newer store from the file header alone.
+
+    Opening a database that has a ``-wal`` beside it creates its ``-shm``, even read-only;
+    the header (user_version at byte 60, application_id at 68) answers without SQLite, so a
+    database this binary must not use is left exactly as it was (RFC-0020 section 6).
+    """
+    with path.open("rb") as handle:
+        header = handle.read(100)
+    if len(header) < 100 or not header.startswith(_HEADER):
+        return  # not SQLite, or too short: the inspection below says what it is
+    version = int.from_bytes(header[60:64], "big", signed=True)
+    application_id = int.from_bytes(header[68:72], "big", signed=True)
+    if application_id not in (0, APPLICATION_ID):
+        raise _not_a_store(path, f"its application_id is {application_id}, not {APPLICATION_ID}")
+    if application_id == APPLICATION_ID and version > supported:
+        raise _unsupported(path, version, supported)
+
+
 def inspect_store(path: Path, *, supported: int, vfs: str | None = None) -> int:
     """The schema version of the database at ``path``, 0 for a new one, without touching it.
 
@@ -76,6 +98,7 @@ def inspect_store(path: Path, *, supported: int, vfs: str | None = None) -> int:
     """
     if not path.exists() or path.stat().st_size == 0:
         return 0
+    _refuse_by_header(path, supported)
     try:
         connection = open_inspection(path, vfs=vfs)
         try:
