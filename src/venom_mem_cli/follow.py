@@ -4,8 +4,9 @@ It calls ``events`` again and again with the last reply's cursor and a long-poll
 so a new event is printed as soon as the daemon has it. Snapshot entities (the first reply,
 and again after the daemon restarted) are printed first, one line each, before the events.
 Output is JSON lines with or without ``--json`` (CONTRACT section 8). Like ``events``, it
-never starts a daemon; if the daemon goes away it reconnects for a few seconds, and the
-stale cursor then brings a snapshot.
+never starts a daemon, so with none running it fails at once; once streaming, a daemon that
+goes away is waited for until interrupted (an on-demand daemon comes back when some other
+command starts it), and the stale cursor then brings a snapshot.
 """
 
 from __future__ import annotations
@@ -30,8 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["POLL_WAIT_MS", "follow", "run_follow", "wants_follow"]
 
 POLL_WAIT_MS = 20_000
-RECONNECT_S = 5.0
-_RECONNECT_PAUSE_S = 0.1
+_RECONNECT_PAUSE_S = (0.1, 1.0)  # the first retry, and the longest pause between retries
 _LOST = ("unavailable.connection", "unavailable.not_running")
 
 
@@ -74,7 +74,7 @@ def follow(
     cursor = params.get("after")
     calls = 0
     conn: Connection | None = None
-    lost_since: float | None = None
+    pause = _RECONNECT_PAUSE_S[0]
     try:
         while max_calls is None or calls < max_calls:
             request = dict(base)
@@ -85,20 +85,17 @@ def follow(
                     conn = connect(environ, may_start=False)
                 reply = _call(conn, verb, request)
             except VenomError as error:
-                # Once streaming, a daemon that went away is waited for a little: a restarted
-                # one answers the old cursor with a snapshot.
+                # Once streaming, a daemon that went away is waited for, "until interrupted"
+                # (CONTRACT section 8): a restarted one answers the old cursor with a snapshot.
                 if error.code not in _LOST or calls == 0:
                     raise
                 if conn is not None:
                     conn.close()
                     conn = None
-                now = time.monotonic()
-                lost_since = now if lost_since is None else lost_since
-                if now - lost_since > RECONNECT_S:
-                    raise
-                time.sleep(_RECONNECT_PAUSE_S)
+                time.sleep(pause)
+                pause = min(pause * 2, _RECONNECT_PAUSE_S[1])
                 continue
-            lost_since = None
+            pause = _RECONNECT_PAUSE_S[0]
             calls += 1
             for entity in reply.get("snapshot") or []:
                 _write_line(entity, out)

@@ -522,6 +522,27 @@ def test_follow_sees_every_change_from_another_process_without_text(started: Wor
     assert secret_title not in stream
 
 
+def test_follow_waits_out_a_long_gap_between_daemons(started: World) -> None:
+    """CONTRACT section 8: --follow streams until interrupted. The on-demand daemon comes
+    back only when another command starts it, which can be long after it stopped."""
+    world = started
+    follower = Follower(world, "--json", "--after", world.ok("events")["cursor"])
+    try:
+        world.ok("memory", "add", "--space", "user", "--content", "before", token=OWNER)
+        follower.until(lambda e: e.get("type") == "memory.added")
+        world.stop_daemon()
+        time.sleep(6)  # longer than the few seconds it used to wait
+        assert follower.proc.poll() is None, follower.proc.stderr
+        world.ok("memory", "add", "--space", "user", "--content", "after", token=OWNER)
+        # The new daemon doesn't know the old cursor: it answers with its snapshot.
+        follower.until(lambda e: e.get("entity") == "space" and e["data"]["memories"] == 2)
+        world.ok("memory", "add", "--space", "user", "--content", "later", token=OWNER)
+        seen = follower.until(lambda e: e.get("type") == "memory.added" and e["seq"] == 2)
+    finally:
+        follower.stop()
+    assert [e["data"]["memory"] for e in seen if e.get("type") == "memory.added"] == ["m1", "m3"]
+
+
 def test_follow_prints_the_snapshot_first_one_line_each(started: World) -> None:
     world = started
     world.ok("memory", "add", "--space", "user", "--content", "one", token=OWNER)
