@@ -196,7 +196,7 @@ def _serve_locked(
             with contextlib.suppress(VenomError):
                 # A purge whose checkpoint was busy left its text in the WAL: it goes now,
                 # at the next serve (RFC-0020 section 2), before anyone can read.
-                store.erase_traces()
+                store.erase_pending_traces()
             handlers = _extra_handlers()
             if embedder is not None:
                 service = EmbeddingService(

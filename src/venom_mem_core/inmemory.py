@@ -784,6 +784,9 @@ class InMemoryStore:
     def erase_traces(self) -> None:
         """Nothing to do: a purged row is gone once no snapshot refers to it."""
 
+    def erase_pending_traces(self) -> None:
+        """Nothing is ever pending here."""
+
     def describe(self) -> dict[str, Any]:
         return {"path": ":memory:", "schema_version": 1, "sqlite_version": "none", "bytes": 0}
 

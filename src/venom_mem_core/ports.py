@@ -190,6 +190,10 @@ class Store(Protocol):
         Raises ``unavailable.store_busy`` if that cannot be done now.
         """
 
+    def erase_pending_traces(self) -> None:
+        """Finish an :meth:`erase_traces` that a busy store left undone, even in an earlier
+        process; do nothing when none is pending. Called at serve and daily."""
+
     def describe(self) -> dict[str, Any]:
         """Facts for store.status: ``path``, ``schema_version``, ``sqlite_version``, ``bytes``."""
 

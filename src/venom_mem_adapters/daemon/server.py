@@ -281,16 +281,15 @@ class Daemon:
             raise
 
     async def sweep_tombstones_every(self, interval_s: float = SWEEP_INTERVAL_S) -> None:
-        """Sweep expired tombstones and checkpoint the WAL once per interval while serving
-        (serve does both at start), on the writer like every other write. A sweep that fails
-        is retried at the next."""
+        """Sweep expired tombstones, and finish a checkpoint a busy purge left undone, once
+        per interval while serving (serve does both at start), on the writer like every other
+        write. A sweep that fails is retried at the next."""
         while True:
             await anyio.sleep(interval_s)
             try:
                 swept = await self.in_writer(functools.partial(sweep_tombstones, self.app))
-                # And a checkpoint a busy purge couldn't finish, for a daemon that never
-                # restarts (RFC-0020 section 2 promises it at the next serve).
-                await self.in_writer(self.app.store.erase_traces)
+                # For a daemon that never restarts (section 2 promises it at the next serve).
+                await self.in_writer(self.app.store.erase_pending_traces)
             except VenomError as error:
                 log.warning("tombstone sweep failed, retried in %ss: %s", interval_s, error)
             else:

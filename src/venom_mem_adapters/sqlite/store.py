@@ -42,6 +42,8 @@ __all__ = ["SqliteStore"]
 
 # How long close() waits for a borrowed reader to come back before closing without it.
 _CLOSE_WAIT_S = 5.0
+# meta key: a purge's checkpoint was busy, and its text may still be in the WAL.
+ERASE_PENDING = "erase_pending"
 
 
 class SqliteStore:
@@ -145,8 +147,36 @@ class SqliteStore:
         gives up with SQLITE_BUSY, which is ``unavailable.store_busy``.
         """
         self._check_open()
-        with self._write_lock, translated(self._name):
-            self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+        self._note_erase_pending(False)  # first, so the checkpoint leaves the WAL empty
+        try:
+            with self._write_lock, translated(self._name):
+                self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+        except VenomError as error:
+            if error.code == "unavailable.store_busy":
+                # Written down, so the next serve finishes the job even after a crash.
+                with suppress(VenomError):
+                    self._note_erase_pending(True)
+            raise
+
+    def erase_pending_traces(self) -> None:
+        """Finish the checkpoint a busy purge left undone (RFC-0020 section 2: at the next
+        serve); nothing when none is pending, so a store is otherwise left as it is."""
+        self._check_open()
+        with self.read() as tx:
+            pending = tx.get_meta(ERASE_PENDING) is not None
+        if pending:
+            self.erase_traces()
+
+    def _note_erase_pending(self, pending: bool) -> None:
+        with self.read() as tx:
+            noted = tx.get_meta(ERASE_PENDING) is not None
+        if noted == pending:
+            return
+        with self.write() as tx:
+            if pending:
+                tx.set_meta(ERASE_PENDING, "1")
+            else:
+                tx.delete_meta(ERASE_PENDING)
 
     def describe(self) -> dict[str, Any]:
         with self.read() as tx:

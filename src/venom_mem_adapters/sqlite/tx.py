@@ -378,3 +378,6 @@ class SqliteWriteTx(SqliteReadTx):
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def delete_meta(self, key: str) -> None:
+        self._run("DELETE FROM meta WHERE key = ?", (key,))
