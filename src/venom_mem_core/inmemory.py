@@ -796,6 +796,12 @@ class InMemoryStore:
             self._state = _State()
             self._docs.clear()
 
+    def __enter__(self) -> InMemoryStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 if TYPE_CHECKING:
     _check: Store = InMemoryStore()

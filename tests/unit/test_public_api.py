@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,17 @@ def test_the_whole_core_does_no_io() -> None:
         "import venom_mem_core.usecases.handlers, venom_mem_core.dispatch"
     )
     assert [m for m in loaded if m != "attrs"] == []
+
+
+def test_the_readmes_in_process_example_runs_on_both_stores(tmp_path: Path) -> None:
+    from venom_mem_adapters.sqlite import SqliteStore
+    from venom_mem_core import App, InMemoryStore, LocalClient, Principal, SystemClock
+
+    for make in (InMemoryStore, lambda: SqliteStore.open(tmp_path / "scratch" / "store.db")):
+        with make() as store:
+            me = LocalClient(
+                App(store=store, clock=SystemClock()), Principal(id="owner", label="owner")
+            )
+            me.call("memory.add", {"space": "user", "content": "Prefers small PRs."})
+            hits = me.call("memory.search", {"query": "small PRs"})["results"]
+            assert [h["snippet"] for h in hits] == ["Prefers small PRs."]
