@@ -601,6 +601,26 @@ def test_a_caller_without_read_on_a_space_sees_none_of_its_events(started: World
     assert world.ok("events", *issued)["events"] == []
 
 
+def test_a_self_reader_keeps_its_purged_sessions_events(started: World) -> None:
+    """CONTRACT section 8: an event is shown to a caller with read on its resource; a
+    session's reporter holds read on it through ``self``, also once the session is purged
+    and its row, which said who reported it, is gone."""
+    world = started
+    token = world.add_client(
+        "selfer", '[{"right":"read","scope":"self"},{"right":"write","scope":"*"}]'
+    )
+    cursor = world.ok("events", token=token)["cursor"]
+    session = world.ok("session", "start", "--harness", "codex", token=token)["session"]
+    world.ok("session", "purge", "--session", session, token=OWNER)
+    seen = world.ok("events", "--after", cursor, token=token)["events"]
+    assert [(e["type"], e["data"]["session"]) for e in seen] == [
+        ("session.started", session),
+        ("session.purged", session),
+    ]
+    other = world.add_client("other", '[{"right":"read","scope":"self"}]')
+    assert world.ok("events", "--after", cursor, token=other)["events"] == []
+
+
 def test_types_limit_and_more(started: World) -> None:
     world = started
     cursor = world.ok("events")["cursor"]

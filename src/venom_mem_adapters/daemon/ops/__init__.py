@@ -15,8 +15,9 @@ __all__ = ["attach", "handlers"]
 
 
 def attach(daemon: Daemon) -> None:
-    """Start the daemon's audit log (idempotent)."""
+    """Start the daemon's audit log (idempotent), and the events verb's reporter cache."""
     audit.attach(daemon)
+    events.remember_reporters(daemon)
 
 
 def handlers() -> dict[str, DaemonHandler]:

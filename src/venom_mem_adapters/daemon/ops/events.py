@@ -132,6 +132,7 @@ def _session_numbers(events: Iterable[Mapping[str, Any]]) -> set[int]:
 
 _OWNERS: weakref.WeakKeyDictionary[Daemon, dict[int, str]] = weakref.WeakKeyDictionary()
 _OWNERS_LOCK = threading.Lock()
+_REMEMBERING: weakref.WeakSet[Daemon] = weakref.WeakSet()
 
 
 def _owners(daemon: Daemon, numbers: set[int]) -> dict[int, str]:
@@ -152,6 +153,34 @@ def _owners(daemon: Daemon, numbers: set[int]) -> dict[int, str]:
                 cache.clear()
             cache.update(found)
     return {n: cache[n] for n in numbers if n in cache}
+
+
+def remember_reporters(daemon: Daemon) -> None:
+    """Learn each new session's reporter as it starts, while its row exists: a ``self``
+    reader must still see a session's events after the session is purged (ADR 0008).
+    Idempotent."""
+    with _OWNERS_LOCK:
+        if daemon in _REMEMBERING:
+            return
+        _REMEMBERING.add(daemon)
+    seen = [daemon.events.last_seq]
+
+    def after_append() -> None:  # on the thread that emitted, right after the commit
+        fresh = daemon.events.after(seen[0])
+        if not fresh:
+            return
+        seen[0] = int(fresh[-1]["seq"])
+        started = {
+            number
+            for event in fresh
+            if event["type"] == "session.started"
+            and (number := _session_number(str(event["resource"]))) is not None
+        }
+        if started:
+            with contextlib.suppress(VenomError):  # learned later, at read time, instead
+                _owners(daemon, started)
+
+    daemon.events.subscribe(after_append)
 
 
 # -- one page ----------------------------------------------------------------------------------
