@@ -32,7 +32,6 @@ __all__ = ["Connection", "connect", "startup_settings"]
 
 OWNER_TOKEN = "@owner"
 _NOT_RUNNING = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR)
-MAX_SOCKET_PATH_BYTES = 107  # sun_path is 108 bytes, with its NUL
 # A daemon that is stopping may have accepted a connection it will never answer: hello
 # has no effect, so it is tried again (and a new daemon started) a few times.
 HELLO_ATTEMPTS = 3
@@ -41,14 +40,12 @@ HELLO_ATTEMPTS = 3
 class Connection:
     """One authenticated connection. Not thread-safe: one call at a time."""
 
-    def __init__(
-        self, sock: socket.socket, hello: dict[str, Any], *, started: bool = False
-    ) -> None:
+    def __init__(self, sock: socket.socket, hello: dict[str, Any]) -> None:
         self._sock = sock
         self._file = sock.makefile("rb")
         self._next_id = 2
         self.hello = hello
-        self.started = started  # launched the daemon, and no reply has come back yet
+        self.started = False  # launched the daemon, and no reply has come back yet
 
     @property
     def principal(self) -> str:
@@ -120,12 +117,6 @@ class Connection:
 
 
 def _open_socket(path: str) -> socket.socket | None:
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH_BYTES:
-        raise VenomError(
-            "failed.socket",
-            f"a socket path is at most {MAX_SOCKET_PATH_BYTES} bytes: {path}",
-            {"path": path, "fix": "set VENOM_MEM_SOCKET to a shorter path"},
-        )
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)
@@ -193,7 +184,8 @@ def connect(
     token = env.get("VENOM_MEM_TOKEN", "") if token is None else token
     check_startup_context(env, token)
     path = socket_path(env)
-    for attempt in range(1, HELLO_ATTEMPTS + 1):
+    attempt = 1
+    while True:
         sock = _open_socket(path)
         started = sock is None
         if sock is None:
@@ -210,7 +202,7 @@ def connect(
             if error.code != "unavailable.connection" or attempt == HELLO_ATTEMPTS:
                 raise
         time.sleep(0.05 * attempt)  # the stopping daemon removes its socket first
-    raise AssertionError("unreachable")
+        attempt += 1
 
 
 def _start_and_connect(environ: Mapping[str, str], path: str) -> socket.socket:

@@ -29,14 +29,24 @@ def runtime_dir(environ: Mapping[str, str]) -> str:
     return f"/tmp/venom-mem-{os.getuid()}"
 
 
+MAX_SOCKET_PATH_BYTES = 107  # sun_path is 108 bytes, with its NUL
+
+
 def socket_path(environ: Mapping[str, str]) -> str:
     """``VENOM_MEM_SOCKET`` when set (made absolute against the working directory, so the
     launched daemon, which runs in ``/``, binds the socket the caller meant), else
     ``daemon.sock`` in the runtime directory."""
     override = environ.get("VENOM_MEM_SOCKET", "")
-    if override:
-        return os.path.abspath(override)
-    return os.path.join(runtime_dir(environ), "daemon.sock")
+    path = (
+        os.path.abspath(override) if override else os.path.join(runtime_dir(environ), "daemon.sock")
+    )
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH_BYTES:
+        raise VenomError(
+            "failed.socket",
+            f"a socket path is at most {MAX_SOCKET_PATH_BYTES} bytes: {path}",
+            {"path": path, "fix": "set VENOM_MEM_SOCKET to a shorter path in a directory you own"},
+        )
+    return path
 
 
 def ensure_private_dir(path: str | os.PathLike[str]) -> None:

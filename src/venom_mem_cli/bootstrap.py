@@ -70,20 +70,12 @@ def socket_lock(path: Path) -> Iterator[bool]:
         os.close(fd)
 
 
-MAX_SOCKET_PATH_BYTES = 107  # sun_path is 108 bytes, with its NUL
-
-
 def _socket_error(sock: Path, message: str) -> VenomError:
     return VenomError(
         "failed.socket",
         message,
         {"path": str(sock), "fix": "set VENOM_MEM_SOCKET to a short path in a directory you own"},
     )
-
-
-def check_socket_path(sock: Path) -> None:
-    if len(os.fsencode(sock)) > MAX_SOCKET_PATH_BYTES:
-        raise _socket_error(sock, f"a socket path is at most {MAX_SOCKET_PATH_BYTES} bytes: {sock}")
 
 
 def _clear_stale_socket(sock: Path) -> None:
@@ -124,7 +116,6 @@ def run_serve(
         config_path = default_config_path(environ)
         config = load_config(config_path)
         sock = Path(socket_path(environ))
-        check_socket_path(sock)
         try:
             _prepare_socket_dir(sock, environ)
         except OSError as exc:
