@@ -203,7 +203,7 @@ class SqliteStore:
                     self._pool.get(timeout=_CLOSE_WAIT_S).close()
                 except queue.Empty:
                     break
-            # Best effort: the next open or purge checkpoints again.
+            # Best effort: a WAL left behind is read, and checkpointed, by the next writer.
             with suppress(apsw.Error):
                 self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
             self._writer.close()
