@@ -1,4 +1,4 @@
-"""A client for the daemon: connect (starting it on demand), hello, call verbs.
+"""A client for the daemon: find it (starting it on demand), check it, hello, call verbs.
 
 Standard library only, so ``venom-mem ... --json`` stays close to the cost of a bare socket
 request. Other Python tools can use it directly::
@@ -8,6 +8,16 @@ request. Other Python tools can use it directly::
         conn.call("memory.search", {"query": "zig version"})
 
 ``call`` returns the ok object or raises :class:`VenomError` with the daemon's code.
+
+Finding the daemon (CONTRACT section 1): the caller's own socket first; when nothing answers
+there, the socket named in the store's daemon record (a harness that filtered this
+process's environment may have started the daemon elsewhere); only then a launch, and if the
+launch finds the store locked by a daemon that is still starting, its record once written.
+Every socket is checked before a byte is written to it (:mod:`.socket_trust`).
+
+Every wait has a deadline: connecting and ``hello`` within :data:`HELLO_TIMEOUT_S`, each
+reply within its verb's budget from the manifest, so a daemon that stopped answering gives
+``unavailable.daemon_timeout`` instead of a hang.
 """
 
 from __future__ import annotations
@@ -21,68 +31,141 @@ from types import TracebackType
 
 from venom_mem_core.errors import VenomError
 
-from .runtime_paths import socket_path
+from . import socket_trust
+from .daemon_record import read_record
+from .runtime_paths import default_store_path, socket_path
 from .wire import MAX_FRAME, decode_frame, encode_frame
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Connection", "connect", "startup_settings"]
+    from venom_mem_core.config import Config
+
+__all__ = ["Connection", "DaemonLocator", "connect", "reply_budget_s"]
 
 OWNER_TOKEN = "@owner"
 _NOT_RUNNING = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR)
 # A daemon that is stopping may have accepted a connection it will never answer: hello
 # has no effect, so it is tried again (and a new daemon started) a few times.
 HELLO_ATTEMPTS = 3
+HELLO_TIMEOUT_S = 5.0  # connect and hello together, on a daemon that is already serving
+_RECV_BYTES = 65536
+
+
+def reply_budget_s(verb: str, params: Mapping[str, Any] | None = None) -> float:
+    """How long a reply to ``verb`` may take: the manifest's budget for the verb, plus a
+    long poll's own ``wait_ms`` when it asks for one."""
+    from venom_mem_core.manifest import MANIFEST
+
+    found = MANIFEST.verb(verb)
+    budget_ms = found.reply_budget_ms if found is not None else 30_000
+    wait = (params or {}).get("wait_ms")
+    if isinstance(wait, int) and not isinstance(wait, bool) and wait > 0:
+        budget_ms += wait
+    return budget_ms / 1000
 
 
 class Connection:
     """One authenticated connection. Not thread-safe: one call at a time."""
 
-    def __init__(self, sock: socket.socket, hello: dict[str, Any]) -> None:
+    def __init__(
+        self, sock: socket.socket, hello: dict[str, Any], *, path: str = "", pid: int = 0
+    ) -> None:
         self._sock = sock
-        self._file = sock.makefile("rb")
+        self._buffer = bytearray()
         self._next_id = 2
         self.hello = hello
+        self.path = path
+        self.pid = pid  # the daemon's, from SO_PEERCRED
         self.started = False  # launched the daemon, and no reply has come back yet
+        self._since = time.monotonic()  # when the wait being timed began
 
     @property
     def principal(self) -> str:
         return str(self.hello.get("principal", ""))
 
-    def send(self, verb: str, params: Mapping[str, Any] | None = None) -> int:
+    def send(
+        self, verb: str, params: Mapping[str, Any] | None = None, *, deadline: float | None = None
+    ) -> int:
         request_id = self._next_id
         self._next_id += 1
         frame = encode_frame({"id": request_id, "verb": verb, "params": dict(params or {})})
         if len(frame) > MAX_FRAME:
             raise VenomError.param("range", "params", "the request is larger than 1 MiB")
-        self._sock.sendall(frame)
+        self._since = time.monotonic()
+        self._settimeout(deadline, verb)
+        try:
+            self._sock.sendall(frame)
+        except TimeoutError:
+            raise self._timed_out(verb, deadline) from None
         return request_id
 
-    def receive(self) -> dict[str, Any]:
-        line = self._file.readline(MAX_FRAME + 1)
-        if not line.endswith(b"\n"):
-            raise VenomError("unavailable.connection", "the daemon closed the connection")
+    def receive(self, *, deadline: float | None = None, verb: str = "") -> dict[str, Any]:
+        """The next frame, by ``deadline`` (a ``time.monotonic()`` value) when one is given."""
+        line = self._read_line(deadline, verb)
         reply = decode_frame(line[:-1])
         if not isinstance(reply, dict):
             raise VenomError("failed.protocol", "the daemon sent something that isn't an object")
         self.started = False  # answered: a reply lost later is not the starting call's
         return reply
 
-    def call(self, verb: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Send one request and wait for its reply. Never resends (RFC-0020 section 8): a
-        lost reply is ``unavailable.startup_result`` when this caller started the daemon,
-        else ``unavailable.connection``; either way the request may or may not have run."""
+    def _read_line(self, deadline: float | None, verb: str) -> bytes:
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                return line
+            if len(self._buffer) >= MAX_FRAME:
+                raise VenomError("failed.protocol", "the daemon sent a frame over 1 MiB")
+            self._settimeout(deadline, verb)
+            try:
+                chunk = self._sock.recv(_RECV_BYTES)
+            except TimeoutError:
+                raise self._timed_out(verb, deadline) from None
+            if not chunk:
+                raise VenomError("unavailable.connection", "the daemon closed the connection")
+            self._buffer += chunk
+
+    def _settimeout(self, deadline: float | None, verb: str) -> None:
+        if deadline is None:
+            self._sock.settimeout(None)
+            return
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._timed_out(verb, deadline)
+        self._sock.settimeout(remaining)
+
+    def _timed_out(self, verb: str, deadline: float | None) -> VenomError:
+        return daemon_timeout(self.path, self.pid, verb, time.monotonic() - self._since)
+
+    def call(
+        self,
+        verb: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> dict[str, Any]:
+        """Send one request and wait for its reply, at most ``timeout_s`` (by default the
+        verb's budget, :func:`reply_budget_s`). Never resends (RFC-0020 section 8): a lost
+        reply is ``unavailable.startup_result`` when this caller started the daemon, else
+        ``unavailable.connection``; either way the request may or may not have run. After
+        ``unavailable.daemon_timeout`` the connection is closed."""
+        budget = reply_budget_s(verb, params) if timeout_s is None else timeout_s
+        deadline = time.monotonic() + budget
         try:
-            request_id = self.send(verb, params)
+            request_id = self.send(verb, params, deadline=deadline)
             while True:
-                reply = self.receive()
+                reply = self.receive(deadline=deadline, verb=verb)
                 if reply.get("id") in (request_id, None):
                     break
         except OSError as exc:
             raise self._lost(str(exc)) from None
         except VenomError as error:
+            if error.code == "unavailable.daemon_timeout":
+                self.close()
+                raise
             if error.code != "unavailable.connection":
                 raise
             raise self._lost(error.message) from None
@@ -101,7 +184,6 @@ class Connection:
         return VenomError("unavailable.connection", what)
 
     def close(self) -> None:
-        self._file.close()
         self._sock.close()
 
     def __enter__(self) -> Connection:
@@ -116,10 +198,71 @@ class Connection:
         self.close()
 
 
-def _open_socket(path: str) -> socket.socket | None:
+def daemon_timeout(path: str, pid: int, verb: str, waited_s: float) -> VenomError:
+    """``unavailable.daemon_timeout``: a daemon is there but did not answer in time."""
+    what = f" {verb}" if verb else ""
+    who = f"the daemon at {path}" + (f" (pid {pid})" if pid else "")
+    if pid:
+        fix = (
+            f"ps -o pid,stat,etime,cmd -p {pid}  # T means stopped: kill -CONT {pid}; "
+            f"if it is stuck, kill {pid} and the next call starts a new daemon"
+        )
+    else:
+        fix = "venom-mem doctor  # then stop the stuck daemon; the next call starts a new one"
+    data: dict[str, Any] = {"socket": path, "waited_ms": max(0, round(waited_s * 1000)), "fix": fix}
+    return VenomError(
+        "unavailable.daemon_timeout",
+        f"{who} did not answer{what} in time; the request may or may not have been applied",
+        data,
+    )
+
+
+class DaemonLocator:
+    """Where this caller's store, config and daemon are. The config is read only when an
+    answer needs it (a launch, the store path, the runtime directory's last fallback)."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.environ = environ
+        self._config: Config | None = None
+        self._socket: str | None = None
+
+    def config(self) -> Config:
+        if self._config is None:
+            from .config_file import default_config_path, load_config
+
+            self._config = load_config(default_config_path(self.environ))
+        return self._config
+
+    def store_path(self) -> str:
+        return default_store_path(self.environ, self.config().store.path)
+
+    def socket(self) -> str:
+        """This caller's own socket path (CONTRACT section 1)."""
+        if self._socket is None:
+            self._socket = socket_path(self.environ, lambda: os.path.dirname(self.store_path()))
+        return self._socket
+
+    def recorded_socket(self) -> str | None:
+        """The socket the store's daemon record names, when it isn't our own."""
+        record = read_record(self.store_path())
+        if record is None:
+            return None
+        recorded = str(record["socket"])
+        return None if recorded == self.socket() else recorded
+
+
+def open_trusted(path: str, deadline: float) -> tuple[socket.socket, int] | None:
+    """A connected socket and the daemon's pid, ``None`` when nothing serves ``path``, or
+    ``failed.socket`` when what serves it isn't ours (nothing is written to it)."""
+    socket_trust.check_socket_dir(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    began = time.monotonic()
     try:
+        sock.settimeout(max(deadline - began, 0.001))
         sock.connect(path)
+    except TimeoutError:
+        sock.close()
+        raise daemon_timeout(path, 0, "connect", time.monotonic() - began) from None
     except OSError as exc:
         sock.close()
         if exc.errno in _NOT_RUNNING:
@@ -127,17 +270,35 @@ def _open_socket(path: str) -> socket.socket | None:
         raise VenomError(
             "unavailable.not_running", f"cannot reach the daemon at {path}: {exc.strerror}"
         ) from None
-    return sock
+    try:
+        pid = socket_trust.check_peer(sock, path)
+    except BaseException:
+        sock.close()
+        raise
+    return sock, pid
 
 
-def _hello(sock: socket.socket, token: str, client: str, *, started: bool) -> Connection:
+def _hello(
+    found: tuple[socket.socket, int],
+    path: str,
+    token: str,
+    client: str,
+    *,
+    started: bool,
+    deadline: float,
+) -> Connection:
+    sock, pid = found
     params: dict[str, Any] = {"client": client}
     if token:
         params["auth"] = {"token": token}
-    conn = Connection(sock, {})
+    conn = Connection(sock, {}, path=path, pid=pid)
     try:
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
         sock.sendall(encode_frame({"id": 1, "verb": "hello", "params": params}))
-        reply = conn.receive()
+        reply = conn.receive(deadline=deadline, verb="hello")
+    except TimeoutError:
+        conn.close()
+        raise conn._timed_out("hello", deadline) from None
     except OSError as exc:
         conn.close()
         raise VenomError("unavailable.connection", f"hello failed: {exc}") from None
@@ -152,11 +313,8 @@ def _hello(sock: socket.socket, token: str, client: str, *, started: bool) -> Co
     return conn
 
 
-def startup_settings(environ: Mapping[str, str]) -> tuple[str, float]:
-    """``daemon.startup`` and ``daemon.startup_timeout_ms`` (in seconds) from the config."""
-    from .config_file import default_config_path, load_config
-
-    config = load_config(default_config_path(environ))
+def startup_settings(config: Config) -> tuple[str, float]:
+    """``daemon.startup`` and ``daemon.startup_timeout_ms`` (in seconds)."""
     return config.daemon.startup, config.daemon.startup_timeout_ms / 1000
 
 
@@ -177,27 +335,22 @@ def connect(
     may_start: bool = True,
     client: str = "venom-mem-cli",
     token: str | None = None,
+    hello_timeout_s: float = HELLO_TIMEOUT_S,
 ) -> Connection:
     """Connect and say hello with ``VENOM_MEM_TOKEN`` (or ``token``), launching the daemon
-    first when it isn't running and ``may_start`` allows."""
+    first when none serves this store and ``may_start`` allows."""
     env = os.environ if environ is None else environ
     token = env.get("VENOM_MEM_TOKEN", "") if token is None else token
     check_startup_context(env, token)
-    path = socket_path(env)
+    locator = DaemonLocator(env)
     attempt = 1
     while True:
-        sock = _open_socket(path)
-        started = sock is None
-        if sock is None:
-            if not may_start:
-                raise VenomError(
-                    "unavailable.not_running",
-                    f"no daemon is running at {path}",
-                    {"fix": "venom-mem serve"},
-                )
-            sock = _start_and_connect(env, path)
+        deadline = time.monotonic() + hello_timeout_s
+        path, found, started = _find(locator, may_start, deadline)
+        if started:  # the launch had its own deadline; hello gets a fresh one
+            deadline = time.monotonic() + hello_timeout_s
         try:
-            return _hello(sock, token, client, started=started)
+            return _hello(found, path, token, client, started=started, deadline=deadline)
         except VenomError as error:
             if error.code != "unavailable.connection" or attempt == HELLO_ATTEMPTS:
                 raise
@@ -205,10 +358,32 @@ def connect(
         attempt += 1
 
 
-def _start_and_connect(environ: Mapping[str, str], path: str) -> socket.socket:
+def _find(
+    locator: DaemonLocator, may_start: bool, deadline: float
+) -> tuple[str, tuple[socket.socket, int], bool]:
+    """The socket to say hello on: ours, the store's recorded one, or a new daemon's."""
+    path = locator.socket()
+    found = open_trusted(path, deadline)
+    if found is not None:
+        return path, found, False
+    recorded = locator.recorded_socket()
+    if recorded is not None:
+        found = open_trusted(recorded, deadline)
+        if found is not None:
+            return recorded, found, False
+    if not may_start:
+        raise VenomError(
+            "unavailable.not_running",
+            f"no daemon is running at {path}",
+            {"fix": "venom-mem serve"},
+        )
+    return (*_start_and_connect(locator, path), True)
+
+
+def _start_and_connect(locator: DaemonLocator, path: str) -> tuple[str, tuple[socket.socket, int]]:
     from .launcher import launch
 
-    startup, timeout_s = startup_settings(environ)
+    startup, timeout_s = startup_settings(locator.config())
     if startup == "explicit":
         raise VenomError(
             "unavailable.not_running",
@@ -217,14 +392,27 @@ def _start_and_connect(environ: Mapping[str, str], path: str) -> socket.socket:
         )
     deadline = time.monotonic() + timeout_s
     while True:
-        word = launch(environ, max(deadline - time.monotonic(), 0.05))
+        try:
+            word = launch(locator.environ, max(deadline - time.monotonic(), 0.05))
+        except VenomError as error:
+            if error.code != "conflict.store_locked":
+                raise
+            # A daemon on another socket holds the store (a harness launched it with another
+            # environment): it writes its record once it listens. Wait for that.
+            word = "elsewhere"
         # "ready", or "lost": another candidate holds the lock and may still be binding, or an
         # old daemon is on its way out. Wait a little, then try again, until the deadline.
-        patience = deadline if word == "ready" else min(deadline, time.monotonic() + 0.5)
+        patience = deadline if word in ("ready", "elsewhere") else time.monotonic() + 0.5
+        patience = min(patience, deadline)
         while True:
-            sock = _open_socket(path)
-            if sock is not None:
-                return sock
+            found = open_trusted(path, deadline)
+            if found is not None:
+                return path, found
+            recorded = locator.recorded_socket()
+            if recorded is not None:
+                found = open_trusted(recorded, deadline)
+                if found is not None:
+                    return recorded, found
             if time.monotonic() >= patience:
                 break
             time.sleep(0.005)

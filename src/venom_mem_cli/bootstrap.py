@@ -91,12 +91,16 @@ def _clear_stale_socket(sock: Path) -> None:
 
 
 def _prepare_socket_dir(sock: Path, environ: Mapping[str, str]) -> None:
+    """Make the socket's directory; one a client would refuse to trust (another owner, a
+    link, group or world write) stops serve here, where the reason can be read."""
     from venom_mem_adapters.runtime_paths import ensure_private_dir
+    from venom_mem_adapters.socket_trust import check_socket_dir
 
     if environ.get("VENOM_MEM_SOCKET"):
         sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     else:
         ensure_private_dir(sock.parent)
+    check_socket_dir(str(sock))
 
 
 def run_serve(
@@ -108,14 +112,15 @@ def run_serve(
 ) -> int:
     """Run a daemon until it is stopped (or idles out, on demand). Returns the exit code."""
     from venom_mem_adapters.config_file import default_config_path, load_config
-    from venom_mem_adapters.runtime_paths import socket_path
+    from venom_mem_adapters.runtime_paths import default_store_path, socket_path
 
     status = StatusPipe(status_fd)
     logging.basicConfig(level=logging.WARNING, stream=stderr)
     try:
         config_path = default_config_path(environ)
         config = load_config(config_path)
-        sock = Path(socket_path(environ))
+        store_path = Path(default_store_path(environ, config.store.path))
+        sock = Path(socket_path(environ, lambda: str(store_path.parent)))
         try:
             _prepare_socket_dir(sock, environ)
         except OSError as exc:
@@ -134,7 +139,7 @@ def run_serve(
                 )
             _clear_stale_socket(sock)
             return _serve_locked(
-                environ, config, config_path, sock, on_demand=on_demand, status=status
+                config, config_path, store_path, sock, on_demand=on_demand, status=status
             )
     except VenomError as error:
         status.say(json.dumps(error.to_json()))
@@ -143,9 +148,9 @@ def run_serve(
 
 
 def _serve_locked(
-    environ: Mapping[str, str],
     config: Any,
     config_path: Path,
+    store_path: Path,
     sock: Path,
     *,
     on_demand: bool,
@@ -154,12 +159,11 @@ def _serve_locked(
     from venom_mem_adapters.daemon import ops
     from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
-    from venom_mem_adapters.sqlite import SqliteStore, StoreLock, default_store_path
+    from venom_mem_adapters.sqlite import SqliteStore, StoreLock
     from venom_mem_core.clock import SystemClock
     from venom_mem_core.usecases.app import App
     from venom_mem_core.usecases.memories import sweep_tombstones
 
-    store_path = Path(config.store.path) if config.store.path else default_store_path(environ)
     with StoreLock(store_path):
         store = SqliteStore.open(store_path)
         try:
@@ -208,7 +212,7 @@ def _serve_locked(
                 daemon.embedding_facts = service.embedding_facts
                 daemon.config_listeners.append(lambda new: service.reconfigure(new.embeddings))
             try:
-                anyio.run(_run_daemon, daemon, sock, status, app, service)
+                anyio.run(_run_daemon, daemon, sock, store_path, status, service)
             finally:
                 daemon.close()
                 if service is not None:
@@ -225,9 +229,19 @@ def _extra_handlers() -> dict[str, Any]:
     return dict(ops.handlers())
 
 
-async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any, service: Any) -> None:
+async def _run_daemon(
+    daemon: Any, sock: Path, store_path: Path, status: StatusPipe, service: Any
+) -> None:
+    from venom_mem_adapters.daemon_record import remove_record, write_record
+
     listener = await anyio.create_unix_listener(sock, mode=0o600)
     try:
+        # Under the store lock, once the socket answers: a client whose environment resolves
+        # another socket for this store finds this daemon here (CONTRACT section 1).
+        try:
+            write_record(str(store_path), socket=str(sock), pid=os.getpid(), source=daemon.source)
+        except OSError as exc:  # a full disk: serve anyway; callers on this socket still reach us
+            log.warning("could not write the daemon record beside %s: %s", store_path, exc)
         async with anyio.create_task_group() as tg:
 
             async def stop_on_signal() -> None:
@@ -244,6 +258,7 @@ async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any, ser
             await daemon.serve(listener)
             tg.cancel_scope.cancel()
     finally:
+        remove_record(str(store_path), os.getpid())
         with contextlib.suppress(FileNotFoundError):
             sock.unlink()
         with anyio.CancelScope(shield=True):

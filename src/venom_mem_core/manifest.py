@@ -499,6 +499,7 @@ SHARED_VERBS = (
             _f("pid", "Daemon process ID", INT),
         ),
         right=None,
+        reply_ms=5_000,
     ),
     Verb(
         "doctor",

@@ -152,6 +152,9 @@ class Verb(_Frozen):
 
     ``starts_daemon``: a CLI call may launch a missing daemon (RFC-0020 section 8).
     ``local``: runs in the CLI process, not on the daemon (``serve``, ``mcp``).
+    ``reply_ms``: how long a client waits for the reply before it reports
+    ``unavailable.daemon_timeout``; ``0`` means the default for the verb's right
+    (:attr:`reply_budget_ms`).
     """
 
     __slots__ = (
@@ -160,6 +163,7 @@ class Verb(_Frozen):
         "local",
         "name",
         "params",
+        "reply_ms",
         "resource",
         "result",
         "right",
@@ -176,6 +180,7 @@ class Verb(_Frozen):
     starts_daemon: bool
     local: bool
     examples: tuple[dict[str, Any], ...]
+    reply_ms: int
 
     def __init__(
         self,
@@ -189,6 +194,7 @@ class Verb(_Frozen):
         starts_daemon: bool = False,
         local: bool = False,
         examples: tuple[dict[str, Any], ...] = (),
+        reply_ms: int = 0,
     ) -> None:
         self._set(
             name=name,
@@ -201,10 +207,19 @@ class Verb(_Frozen):
             starts_daemon=starts_daemon,
             local=local,
             examples=examples,
+            reply_ms=reply_ms,
         )
 
     def __hash__(self) -> int:
         return hash(self.name)
+
+    @property
+    def reply_budget_ms(self) -> int:
+        """The reply deadline: ``reply_ms``, else 30 s for a verb that writes (it may wait on
+        the store's busy timeout behind other writes) and 10 s for one that reads."""
+        if self.reply_ms:
+            return self.reply_ms
+        return 30_000 if self.right in ("write", "admin", "files") else 10_000
 
     @property
     def noun(self) -> str | None:

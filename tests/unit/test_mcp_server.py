@@ -254,13 +254,15 @@ class FakeWire:
         self.closed = False
         self.started = False
 
-    def send(self, verb: str, params: Mapping[str, Any] | None = None) -> int:
+    def send(
+        self, verb: str, params: Mapping[str, Any] | None = None, *, deadline: float | None = None
+    ) -> int:
         if self.refuse:
             raise BrokenPipeError(32, "Broken pipe")
         self.sent.append((verb, dict(params or {})))
         return len(self.sent) + 1
 
-    def receive(self) -> dict[str, Any]:
+    def receive(self, *, deadline: float | None = None, verb: str = "") -> dict[str, Any]:
         reply = self.replies.pop(0)
         if isinstance(reply, BaseException):
             raise reply

@@ -18,6 +18,7 @@ loop.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -39,9 +40,11 @@ class Wire(Protocol):
 
     started: bool
 
-    def send(self, verb: str, params: Mapping[str, Any] | None = None) -> int: ...
+    def send(
+        self, verb: str, params: Mapping[str, Any] | None = None, *, deadline: float | None = None
+    ) -> int: ...
 
-    def receive(self) -> dict[str, Any]: ...
+    def receive(self, *, deadline: float | None = None, verb: str = "") -> dict[str, Any]: ...
 
     def close(self) -> None: ...
 
@@ -95,28 +98,35 @@ class DaemonLink:
 
     def call(self, verb: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """The ok object, or :class:`VenomError` (the daemon's, or a transport failure)."""
+        from venom_mem_adapters.client import reply_budget_s
+
         may_start = _starts_daemon(verb)
         wire = self._open(may_start)
+        deadline = time.monotonic() + reply_budget_s(verb, params)
         try:
-            request_id = wire.send(verb, params)
+            request_id = wire.send(verb, params, deadline=deadline)
         except OSError:
             # Refused before the daemon could read a whole request: it went away between
             # calls. Once more, on a new connection (and a new daemon if needed).
             self._drop()
             wire = self._open(may_start)
+            deadline = time.monotonic() + reply_budget_s(verb, params)
             try:
-                request_id = wire.send(verb, params)
+                request_id = wire.send(verb, params, deadline=deadline)
             except OSError as exc:
                 self._drop()
                 raise VenomError(
                     "unavailable.connection", f"could not send {verb} to the daemon: {exc}"
                 ) from None
-        except VenomError:
-            raise  # refused locally (a frame over 1 MiB): nothing was sent, the link is intact
+        except VenomError as error:
+            if error.code == "unavailable.daemon_timeout":
+                self._drop()  # part of the frame may be in the socket: this link is done
+            # else refused locally (a frame over 1 MiB): nothing was sent, the link is intact
+            raise
         except BaseException:
             self._drop()
             raise
-        return self._reply(wire, verb, request_id)
+        return self._reply(wire, verb, request_id, deadline)
 
     def close(self) -> None:
         self._drop()
@@ -137,9 +147,9 @@ class DaemonLink:
             with contextlib.suppress(OSError):
                 wire.close()
 
-    def _reply(self, wire: Wire, verb: str, request_id: int) -> dict[str, Any]:
+    def _reply(self, wire: Wire, verb: str, request_id: int, deadline: float) -> dict[str, Any]:
         while True:
-            reply = self._receive(wire, verb)
+            reply = self._receive(wire, verb, deadline)
             reply_id = reply.get("id")
             if reply_id == request_id:
                 break
@@ -156,10 +166,12 @@ class DaemonLink:
         ok = reply.get("ok")
         return ok if isinstance(ok, dict) else {}
 
-    def _receive(self, wire: Wire, verb: str) -> dict[str, Any]:
+    def _receive(self, wire: Wire, verb: str, deadline: float) -> dict[str, Any]:
         try:
-            return wire.receive()
+            return wire.receive(deadline=deadline, verb=verb)
         except VenomError as exc:
+            # A reply that comes after the deadline must not answer a later call: a timed-out
+            # connection is dropped like a broken one, and the next call reconnects.
             self._drop()
             if exc.code in ("unavailable.connection", "unavailable.startup_result"):
                 raise _lost(verb, started=wire.started) from None

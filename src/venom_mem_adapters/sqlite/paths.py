@@ -14,7 +14,6 @@ database 0600 ourselves, before SQLite opens it, is what keeps them private.
 from __future__ import annotations
 
 import os
-import pwd
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -49,16 +48,9 @@ def default_store_path(environ: Mapping[str, str], configured: str | None = None
                 "config", "store.path", f"store.path must be an absolute path, got {configured!r}"
             )
         return Path(configured)
-    data_home = environ.get("XDG_DATA_HOME", "")
-    base = Path(data_home) if os.path.isabs(data_home) else _home(environ) / ".local" / "share"
-    return base / "venom-mem" / "store.db"
+    from venom_mem_adapters.runtime_paths import default_store_path as location
 
-
-def _home(environ: Mapping[str, str]) -> Path:
-    home = environ.get("HOME", "")
-    if os.path.isabs(home):
-        return Path(home)
-    return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    return Path(location(environ))
 
 
 def sidecar_paths(path: Path) -> tuple[Path, Path]:
