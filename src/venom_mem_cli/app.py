@@ -16,6 +16,7 @@ from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.manifest_types import Param, Verb
 
 from .argv import CLI_FLAGS, convert, missing_value
+from .harness_setup import HARNESSES
 from .run import call_daemon, print_error, print_json, result_exit_code
 
 __all__ = ["build_cli", "run_app"]
@@ -139,6 +140,36 @@ def _mcp_command() -> click.Command:
     return mcp
 
 
+def _setup_command() -> click.Command:
+    verb = MANIFEST.verb("setup")
+    assert verb is not None
+
+    @click.command(name="setup", help=verb.summary)
+    @click.argument("harnesses", nargs=-1, required=True, type=click.Choice(HARNESSES))
+    @click.option("--replace", is_flag=True, help=verb.param("replace").summary)  # type: ignore[union-attr]
+    @click.option("--json", "json_output", is_flag=True, help="Print one line of JSON")
+    def setup(harnesses: tuple[str, ...], replace: bool, json_output: bool) -> None:
+        from .harness_setup import render_setup, run_setup
+
+        try:
+            result = run_setup(harnesses, replace=replace, environ=os.environ)
+        except VenomError as error:
+            _fail(error, as_json=json_output)
+        if json_output:
+            print_json(result)
+        else:
+            sys.stdout.write(render_setup(result))
+
+    return setup
+
+
+_LOCAL_COMMANDS: dict[str, Callable[[], click.Command]] = {
+    "serve": _serve_command,
+    "mcp": _mcp_command,
+    "setup": _setup_command,
+}
+
+
 def build_cli() -> click.Group:
     """The whole command tree, from the manifest."""
     root = click.Group(
@@ -151,7 +182,7 @@ def build_cli() -> click.Group:
         if verb.name == "hello":
             continue
         if verb.local:
-            root.add_command(_serve_command() if verb.name == "serve" else _mcp_command())
+            root.add_command(_LOCAL_COMMANDS[verb.name]())
             continue
         if verb.noun is None:
             if root.commands.get(verb.name) is None:

@@ -90,12 +90,15 @@ def _clear_stale_socket(sock: Path) -> None:
     sock.unlink()
 
 
-def _prepare_socket_dir(sock: Path, environ: Mapping[str, str]) -> None:
+def _prepare_socket_dir(sock: Path, store_path: Path, environ: Mapping[str, str]) -> None:
     """Make the socket's directory; one a client would refuse to trust (another owner, a
-    link, group or world write) stops serve here, where the reason can be read."""
+    link, group or world write) stops serve here, where the reason can be read. The store's
+    directory comes first, 0700: the last fallback puts the socket inside it."""
     from venom_mem_adapters.runtime_paths import ensure_private_dir
     from venom_mem_adapters.socket_trust import check_socket_dir
+    from venom_mem_adapters.sqlite.paths import ensure_private_dir as ensure_store_dir
 
+    ensure_store_dir(store_path.parent)
     if environ.get("VENOM_MEM_SOCKET"):
         sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     else:
@@ -122,7 +125,7 @@ def run_serve(
         store_path = Path(default_store_path(environ, config.store.path))
         sock = Path(socket_path(environ, lambda: str(store_path.parent)))
         try:
-            _prepare_socket_dir(sock, environ)
+            _prepare_socket_dir(sock, store_path, environ)
         except OSError as exc:
             raise _socket_error(
                 sock, f"can't make {exc.filename or sock.parent}: {exc.strerror}"

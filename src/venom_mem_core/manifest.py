@@ -608,6 +608,27 @@ SHARED_VERBS = (
         starts_daemon=True,
     ),
     Verb(
+        "setup",
+        "Create a client for each harness named and print the exact command that registers "
+        "venom-mem with it (the owner, in a terminal of your own; edits no harness file).",
+        params=(
+            Param(
+                "harnesses",
+                "Harnesses to set up",
+                Type("array", items=Type("string", choices=("claude-code", "codex", "opencode"))),
+                required=True,
+            ),
+            Param(
+                "replace",
+                "Replace a client of the same name (its old token stops working)",
+                BOOL,
+                default=False,
+            ),
+        ),
+        right="admin",
+        local=True,
+    ),
+    Verb(
         "serve",
         "Run the daemon in the foreground.",
         right=None,

@@ -25,9 +25,17 @@ from typing import Any, Protocol
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
 
-__all__ = ["CLIENT_NAME", "DaemonLink", "Upstream", "Wire", "daemon_connector"]
+__all__ = [
+    "CLIENT_NAME",
+    "DaemonLink",
+    "Upstream",
+    "Wire",
+    "daemon_connector",
+    "early_token_check",
+]
 
 CLIENT_NAME = "venom-mem-mcp"
+EARLY_HELLO_TIMEOUT_S = 1.0  # initialize must not wait long on a daemon that is stuck
 _RETRY_FIX = (
     "call again on purpose: memory.add, and session.start with harness_session, are safe to "
     "repeat; memory.update is protected by revision"
@@ -70,6 +78,52 @@ def daemon_connector(environ: Mapping[str, str]) -> Callable[[bool], Wire]:
     return open_wire
 
 
+def early_token_check(environ: Mapping[str, str]) -> tuple[VenomError | None, Wire | None]:
+    """At ``initialize``: is the adapter's token one the store will take?
+
+    A malformed token is refused without any daemon. A well-formed one is tried with hello
+    only when a daemon already serves the store (nothing is started before the first tool
+    call that needs one, RFC-0020 section 8); the connection is kept for that call. A daemon
+    that doesn't answer in time is left for the tool calls to report.
+    """
+    from venom_mem_adapters.client import check_startup_context, connect
+    from venom_mem_core.token_text import OWNER_TOKEN, token_parts
+
+    token = environ.get("VENOM_MEM_TOKEN", "")
+    if not token:
+        return None, None
+    try:
+        check_startup_context(environ, token)
+    except VenomError as error:
+        return error, None
+    if token != OWNER_TOKEN and token_parts(token) is None:
+        return (
+            VenomError(
+                "denied.token",
+                "VENOM_MEM_TOKEN is not a venom-mem token (vnt1.venom-mem.g<N>.<43 characters>)",
+                {"reason": "invalid", "fix": _NEW_TOKEN_FIX},
+            ),
+            None,
+        )
+    try:
+        wire = connect(
+            environ, may_start=False, client=CLIENT_NAME, hello_timeout_s=EARLY_HELLO_TIMEOUT_S
+        )
+    except VenomError as error:
+        if error.code.startswith(("denied.", "failed.")):
+            return error, None
+        return None, None  # not running, or not answering: the first tool call reports it
+    except OSError:
+        return None, None
+    return None, wire
+
+
+_NEW_TOKEN_FIX = (
+    "in a terminal of your own: VENOM_MEM_TOKEN=@owner venom-mem setup <harness>, then "
+    "register the printed token with the harness"
+)
+
+
 def _lost(verb: str, *, started: bool) -> VenomError:
     what = (
         f"the connection to the daemon broke before it answered {verb}; the request was not "
@@ -88,9 +142,9 @@ def _starts_daemon(verb: str) -> bool:
 class DaemonLink:
     """The held connection, opened on the first call."""
 
-    def __init__(self, connector: Callable[[bool], Wire]) -> None:
+    def __init__(self, connector: Callable[[bool], Wire], wire: Wire | None = None) -> None:
         self._connector = connector
-        self._wire: Wire | None = None
+        self._wire = wire  # one opened at initialize, if any
 
     @property
     def connected(self) -> bool:

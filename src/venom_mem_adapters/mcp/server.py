@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import anyio.to_thread
@@ -25,10 +26,11 @@ from mcp.server.stdio import stdio_server
 
 import venom_mem_core
 from venom_mem_core.errors import VenomError
-from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
+from venom_mem_core.manifest import MANIFEST
 
-from .link import DaemonLink, Upstream, daemon_connector
-from .tools import ToolSpec, build_catalog
+from .front import Handover
+from .link import Upstream
+from .tools import INSTRUCTIONS, SERVER_NAME, ToolSpec, build_catalog
 
 __all__ = [
     "SERVER_NAME",
@@ -36,17 +38,11 @@ __all__ = [
     "build_server",
     "error_result",
     "ok_result",
-    "serve_stdio",
+    "serve_handover",
     "tool_listing",
 ]
 
 log = logging.getLogger("venom_mem.mcp")
-
-SERVER_NAME = "venom-mem"
-INSTRUCTIONS = (
-    f"{MANIFEST.summary}. Use spaces `user` for what is true of this person everywhere and "
-    f"`project/<repository directory name>` for one repository. {T1_SENTENCE}"
-)
 
 
 def _dumps(obj: Mapping[str, Any]) -> str:
@@ -70,13 +66,8 @@ def error_result(error: VenomError) -> types.CallToolResult:
 
 
 def _tool(spec: ToolSpec) -> types.Tool:
-    return types.Tool(
-        name=spec.name,
-        description=spec.description,
-        input_schema=spec.input_schema,
-        output_schema=spec.output_schema,
-        annotations=types.ToolAnnotations(read_only_hint=spec.read_only, open_world_hint=False),
-    )
+    # From the same JSON the front door lists before the SDK is loaded: one listing.
+    return types.Tool.model_validate(spec.to_json())
 
 
 def tool_listing(catalog: Mapping[str, ToolSpec]) -> list[types.Tool]:
@@ -112,10 +103,12 @@ class ToolRunner:
 
 
 def build_server(upstream: Upstream, catalog: Mapping[str, ToolSpec] | None = None) -> Server[Any]:
-    """The low-level server: tools listed from the manifest, calls made on ``upstream``."""
-    tools = build_catalog(MANIFEST) if catalog is None else catalog
-    listing = tool_listing(tools)
-    runner = ToolRunner(upstream, tools)
+    """The low-level server: ``catalog``'s tools listed (every tool by default), calls made
+    on ``upstream``. A call to a tool left out of the listing still reaches the daemon,
+    whose ``denied.*`` says what is missing better than "no such tool" would."""
+    everything = build_catalog(MANIFEST)
+    listing = tool_listing(everything if catalog is None else catalog)
+    runner = ToolRunner(upstream, everything)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -136,12 +129,61 @@ def build_server(upstream: Upstream, catalog: Mapping[str, ToolSpec] | None = No
     )
 
 
-async def serve_stdio(environ: Mapping[str, str]) -> None:
-    """Serve MCP on stdin/stdout until the harness closes stdin."""
-    link = DaemonLink(daemon_connector(environ))
-    server = build_server(link)
-    try:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-    finally:
-        link.close()
+class _ReplayInput:
+    """The SDK's stdin after the handover: the front door's lines first, then the rest."""
+
+    def __init__(self, lines: list[bytes], reader: BinaryIO) -> None:
+        self._lines = list(lines)
+        self._reader = reader
+
+    def __aiter__(self) -> _ReplayInput:
+        return self
+
+    async def __anext__(self) -> str:
+        if self._lines:
+            return self._lines.pop(0).decode("utf-8", "replace")
+        line = await anyio.to_thread.run_sync(self._reader.readline, abandon_on_cancel=True)
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+class _ReplayOutput:
+    """The SDK's stdout after the handover: drops its answer to the replayed
+    ``initialize``, which the front door already gave."""
+
+    def __init__(self, writer: BinaryIO, lock: threading.Lock, initialize_id: Any) -> None:
+        self._writer = writer
+        self._lock = lock
+        self._swallow = initialize_id
+
+    async def write(self, text: str) -> None:
+        if self._swallow is not None:
+            message = json.loads(text)
+            if message.get("id") == self._swallow and ("result" in message or "error" in message):
+                self._swallow = None
+                return
+        data = text.encode("utf-8")
+        with self._lock:
+            self._writer.write(data)
+
+    async def flush(self) -> None:
+        with self._lock:
+            self._writer.flush()
+
+
+async def serve_handover(
+    upstream: Upstream,
+    *,
+    catalog: Mapping[str, ToolSpec],
+    handover: Handover,
+    reader: BinaryIO,
+    writer: BinaryIO,
+    lock: threading.Lock,
+) -> None:
+    """Serve MCP from where the front door stopped until the harness closes stdin."""
+    server = build_server(upstream, catalog)
+    stdin: Any = _ReplayInput(handover.lines, reader)
+    stdout: Any = _ReplayOutput(writer, lock, handover.initialize_id)
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -14,27 +14,39 @@ member must not make a harness reject an otherwise valid result. Required member
 stay checked.
 
 Arguments are checked twice before anything reaches the daemon: by a Draft 2020-12 validator
-built once per tool, whose first error is mapped to the generic ``invalid_params.*`` codes,
-and then by the manifest's own :func:`~venom_mem_core.params.check_params`, the check the
-CLI and the daemon run, so all three report one mistake the same way.
+built on a tool's first call, whose first error is mapped to the generic ``invalid_params.*``
+codes, and then by the manifest's own :func:`~venom_mem_core.params.check_params`, the check
+the CLI and the daemon run, so all three report one mistake the same way.
+
+A catalog is sized to its caller (:data:`AUDIENCES`): a harness's context carries only the
+tools its principal could ever call. A client token never holds admin or files, and the
+unknown principal only reads (RFC-0020 sections 3 and 4).
+
+Nothing here imports ``jsonschema`` until a tool is called: ``initialize`` and
+``tools/list`` are answered from this catalog within the adapter's start-up budget.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no py.typed
-from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
+from typing import TYPE_CHECKING, Any
 
 from venom_mem_core.errors import VenomError
+from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.manifest_types import Manifest, Verb
 from venom_mem_core.params import check_params, json_schema, params_schema
 
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
+
 __all__ = [
+    "AUDIENCES",
     "EXCLUDED_VERBS",
+    "INSTRUCTIONS",
+    "SERVER_NAME",
     "ToolSpec",
+    "audience_for_token",
     "build_catalog",
     "exposed_verbs",
     "schema_error",
@@ -42,7 +54,18 @@ __all__ = [
     "verb_name",
 ]
 
+SERVER_NAME = "venom-mem"
+INSTRUCTIONS = (
+    f"{MANIFEST.summary}. Use spaces `user` for what is true of this person everywhere and "
+    f"`project/<repository directory name>` for one repository. {T1_SENTENCE}"
+)
 EXCLUDED_VERBS = frozenset({"hello", "serve", "mcp"})
+# Which rights' verbs each kind of caller is shown (None: verbs anyone may call).
+AUDIENCES: Mapping[str, frozenset[str | None] | None] = {
+    "owner": None,  # every tool
+    "client": frozenset({None, "read", "write"}),
+    "unknown": frozenset({None, "read"}),
+}
 # Params a tool leaves out: the CLI's streaming switch has no meaning in one tool call.
 _DROPPED_PARAMS = {"events": frozenset({"follow"})}
 
@@ -104,11 +127,34 @@ class ToolSpec:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     read_only: bool
-    validator: Any = dataclasses.field(repr=False, compare=False)
+    _validator: list[Any] = dataclasses.field(default_factory=list, repr=False, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The tool as ``tools/list`` carries it."""
+        tool: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+        }
+        if self.output_schema is not None:
+            tool["outputSchema"] = self.output_schema
+        tool["annotations"] = {"readOnlyHint": self.read_only, "openWorldHint": False}
+        return tool
+
+    @property
+    def validator(self) -> Any:
+        """The Draft 2020-12 validator, built on first use (``jsonschema`` costs ~0.5 s)."""
+        if not self._validator:
+            from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+            self._validator.append(Draft202012Validator(self.input_schema))
+        return self._validator[0]
 
     def check(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """The checked params (defaults filled in), or :class:`VenomError`
         ``invalid_params.*`` naming the param in ``data.param``."""
+        from jsonschema.exceptions import best_match
+
         args: dict[str, Any] = dict(arguments or {})
         error: ValidationError | None = best_match(self.validator.iter_errors(args))
         if error is not None:
@@ -190,28 +236,35 @@ def _exposed(verb: Verb) -> Verb:
     return verb.replace(params=tuple(p for p in verb.params if p.name not in dropped))
 
 
-def exposed_verbs(manifest: Manifest) -> Iterable[Verb]:
-    """The verbs that become tools, in manifest order."""
+def audience_for_token(token: str) -> str:
+    """Who a ``VENOM_MEM_TOKEN`` makes the adapter: ``owner``, ``client`` or ``unknown``."""
+    if token == "@owner":
+        return "owner"
+    return "client" if token else "unknown"
+
+
+def exposed_verbs(manifest: Manifest, audience: str = "owner") -> Iterable[Verb]:
+    """The verbs that become tools for ``audience``, in manifest order."""
+    rights = AUDIENCES[audience]
     for verb in manifest.verbs:
         if verb.local or verb.name in EXCLUDED_VERBS:
+            continue
+        if rights is not None and verb.right not in rights:
             continue
         yield _exposed(verb)
 
 
-def build_catalog(manifest: Manifest) -> dict[str, ToolSpec]:
-    """Every tool by name, with its validator built once."""
+def build_catalog(manifest: Manifest, audience: str = "owner") -> dict[str, ToolSpec]:
+    """Every tool ``audience`` could call, by name."""
     catalog: dict[str, ToolSpec] = {}
-    for verb in exposed_verbs(manifest):
-        schema = params_schema(verb)
-        Draft202012Validator.check_schema(schema)
+    for verb in exposed_verbs(manifest, audience):
         spec = ToolSpec(
             name=tool_name(verb.name),
             verb=verb,
             description=verb.summary,
-            input_schema=schema,
+            input_schema=params_schema(verb),
             output_schema=_output_schema(verb),
             read_only=verb.right in (None, "read"),
-            validator=Draft202012Validator(schema),
         )
         catalog[spec.name] = spec
     return catalog

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import re
 import secrets
 from collections.abc import Sequence
 from datetime import timedelta
@@ -25,6 +24,7 @@ from ..ports import WriteTx
 from ..records import Client, Grant, Principal
 from ..registry import IssuedToken
 from ..shapes import client_json, grant_json
+from ..token_text import OWNER_TOKEN, token_parts
 from .app import App
 
 __all__ = [
@@ -43,8 +43,6 @@ __all__ = [
 ]
 
 OWNER = Principal(id="owner", label="owner")
-OWNER_TOKEN = "@owner"
-_TOKEN_RE = re.compile(r"^vnt1\.venom-mem\.g([1-9][0-9]{0,18})\.([A-Za-z0-9_-]{43})\Z")
 MAX_ISSUED_TTL = 86400
 
 
@@ -82,10 +80,11 @@ def resolve_token(app: App, token: str, *, unknown: Sequence[Grant]) -> Principa
     """
     if not token:
         return unknown_principal(unknown)
-    match = _TOKEN_RE.match(token)
-    if match is None:
+    parts = token_parts(token)
+    if parts is None:
         raise _token_denied("invalid")
-    principal, digest = f"g{match.group(1)}", secret_hash(match.group(2))
+    number, secret = parts
+    principal, digest = f"g{number}", secret_hash(secret)
     now = app.clock.now()
     held = app.registry.issued(principal)
     if held is not None:
@@ -96,9 +95,7 @@ def resolve_token(app: App, token: str, *, unknown: Sequence[Grant]) -> Principa
         return held.principal
     client = app.registry.client(principal)
     if client is None:
-        raise _token_denied(
-            "revoked" if app.registry.was_issued(int(match.group(1))) else "invalid"
-        )
+        raise _token_denied("revoked" if app.registry.was_issued(number) else "invalid")
     if not hmac.compare_digest(client.token_hash, digest):
         raise _token_denied("invalid")
     if client.expires is not None and client.expires <= now:

@@ -1,0 +1,18 @@
+"""The text of a venom-mem token (CONTRACT section 4): ``vnt1.venom-mem.g<N>.<secret>``, the
+secret 43 base64url characters. Only the standard library: the MCP adapter checks a token's
+shape at ``initialize``, before anything heavier is loaded."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["OWNER_TOKEN", "token_parts"]
+
+OWNER_TOKEN = "@owner"
+_TOKEN_RE = re.compile(r"^vnt1\.venom-mem\.g([1-9][0-9]{0,18})\.([A-Za-z0-9_-]{43})\Z")
+
+
+def token_parts(token: str) -> tuple[int, str] | None:
+    """``(N, secret)`` of a well-formed token, else ``None``."""
+    match = _TOKEN_RE.match(token)
+    return None if match is None else (int(match.group(1)), match.group(2))

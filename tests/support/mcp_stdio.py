@@ -1,0 +1,44 @@
+"""Run the real ``venom-mem mcp`` under a given environment with the mcp SDK's own client."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from tests.support.daemon_env import VENOM_MEM
+
+
+@contextlib.asynccontextmanager
+async def mcp_session(
+    env: Mapping[str, str], cwd: Path, *, stderr_to: Path | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialized session with ``venom-mem mcp`` launched with exactly ``env``."""
+    params = StdioServerParameters(command=VENOM_MEM, args=["mcp"], env=dict(env), cwd=str(cwd))
+    log_path = stderr_to or cwd / f"mcp-{time.monotonic_ns()}.stderr"
+    with log_path.open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def _messages(error: BaseException) -> list[str]:
+    if isinstance(error, BaseExceptionGroup):
+        return [text for inner in error.exceptions for text in _messages(inner)]
+    return [str(error)]
+
+
+async def initialize_refusal(env: Mapping[str, str], cwd: Path) -> str:
+    """The message ``initialize`` fails with (the test fails if it succeeds)."""
+    try:
+        async with mcp_session(env, cwd):
+            pass
+    except Exception as error:  # the SDK's MCPError, possibly inside an ExceptionGroup
+        return " | ".join(_messages(error))
+    raise AssertionError("initialize succeeded")
