@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -11,13 +12,24 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.support.daemon_env import VENOM_MEM
 
+ENV = shutil.which("env") or "/usr/bin/env"
+
 
 @contextlib.asynccontextmanager
 async def mcp_session(
-    env: Mapping[str, str], cwd: Path, *, stderr_to: Path | None = None
+    env: Mapping[str, str], cwd: Path, *, exact: bool = False, stderr_to: Path | None = None
 ) -> AsyncIterator[ClientSession]:
-    """An initialized session with ``venom-mem mcp`` launched with exactly ``env``."""
-    params = StdioServerParameters(command=VENOM_MEM, args=["mcp"], env=dict(env), cwd=str(cwd))
+    """An initialized session with ``venom-mem mcp`` launched with ``env``. The SDK's client
+    adds a few variables of its own (USER, LOGNAME, ...); with ``exact`` the adapter is
+    started through ``env -i`` and sees ``env`` and nothing else, as a harness that filters
+    its servers' environment launches it."""
+    if exact:
+        assignments = [f"{key}={value}" for key, value in env.items()]
+        params = StdioServerParameters(
+            command=ENV, args=["-i", *assignments, VENOM_MEM, "mcp"], cwd=str(cwd)
+        )
+    else:
+        params = StdioServerParameters(command=VENOM_MEM, args=["mcp"], env=dict(env), cwd=str(cwd))
     log_path = stderr_to or cwd / f"mcp-{time.monotonic_ns()}.stderr"
     with log_path.open("w") as errlog:
         async with (
@@ -34,10 +46,10 @@ def _messages(error: BaseException) -> list[str]:
     return [str(error)]
 
 
-async def initialize_refusal(env: Mapping[str, str], cwd: Path) -> str:
+async def initialize_refusal(env: Mapping[str, str], cwd: Path, *, exact: bool = False) -> str:
     """The message ``initialize`` fails with (the test fails if it succeeds)."""
     try:
-        async with mcp_session(env, cwd):
+        async with mcp_session(env, cwd, exact=exact):
             pass
     except Exception as error:  # the SDK's MCPError, possibly inside an ExceptionGroup
         return " | ".join(_messages(error))
