@@ -11,6 +11,9 @@ APT_PACKAGES=(
 )
 NPM_PACKAGES=(
   # name@version, with the tests that need it
+  "@anthropic-ai/claude-code@2.1.197"  # tests/integration/test_harness_clis.py
+  "@openai/codex@0.171.0"              # tests/integration/test_harness_clis.py
+  "opencode-ai@1.18.33"                # tests/integration/test_harness_clis.py
 )
 
 missing_apt=()
