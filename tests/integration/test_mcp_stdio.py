@@ -29,6 +29,8 @@ from tests.support.mcp_stdio import initialize_refusal
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.params import json_schema
 
+HARNESS_CLIS = ("claude", "codex", "opencode")
+DOC_VENOM_MEM = "/home/you/.local/bin/venom-mem"
 IDLE_1S = ".{ .daemon = .{ .idle_timeout_ms = 1000 } }\n"
 MAX_CONTENT = 65536
 SCENARIO_TIMEOUT_S = 90
@@ -368,39 +370,46 @@ def test_bad_tool_input_is_a_specific_invalid_params_error(world: World) -> None
 
 
 def test_setup_lines_in_the_docs_work(world: World) -> None:
-    """docs/mcp-setup.md: each ``client add`` line runs as written, and each harness line
-    registers ``venom-mem mcp`` with the token printed for that harness."""
+    """docs/mcp-setup.md: ``venom-mem setup`` runs as written, the registration lines the doc
+    shows are the ones it prints (but for the token and the path), and each registers an
+    adapter that speaks as that harness's client. (tests/integration/test_harness_clis.py
+    runs the printed lines against the real harness CLIs.)"""
     doc = (Path(__file__).parents[2] / "docs" / "mcp-setup.md").read_text()
     commands = [line[2:] for line in doc.splitlines() if line.startswith("$ ")]
-    tokens: dict[str, str] = {}
-    for command in commands:
-        argv = shlex.split(command)
-        if argv[:2] != ["VENOM_MEM_TOKEN=@owner", "venom-mem"]:
-            continue
-        result = world.run(*argv[2:], token="@owner")
-        assert result.code == 0, (command, result)
-        out = result.json
-        tokens[out["principal"]] = out["token"]
-        assert out["client"] == argv[argv.index("--name") + 1]
-    assert set(tokens) == {"g1", "g2", "g3"}
-
-    harness_lines = [c for c in commands if c.split()[0] in ("claude", "codex", "opencode")]
-    assert [line.split()[0] for line in harness_lines] == ["claude", "codex", "opencode"]
-    registered: list[str] = []
-    for line in harness_lines:
-        argv = shlex.split(line)
+    [setup] = [c for c in commands if c.startswith("venom-mem setup ")]
+    result = world.run(*shlex.split(setup)[1:], "--json")
+    assert result.code == 0, result
+    printed = result.json
+    shown = {
+        c.split()[0]: shlex.split(c)
+        for c in commands
+        if c.split()[0] in HARNESS_CLIS and c.split()[1:3] == ["mcp", "add"]
+    }
+    assert list(shown) == ["claude", "codex", "opencode"]
+    location = {f"{key}={world.env[key]}" for key in ("XDG_DATA_HOME", "XDG_CONFIG_HOME",
+                                                       "VENOM_MEM_CONFIG")}  # fmt: skip
+    tokens: list[str] = []
+    for entry, (cli, doc_argv) in zip(printed["harnesses"], shown.items(), strict=True):
+        argv = list(entry["command"])
+        assert argv[0] == cli
         assert "project" not in argv  # user config, never a committed project file (T4)
-        split = argv.index("--")
-        assert argv[split + 1 :] == ["venom-mem", "mcp"]
-        [setting] = [a for a in argv[:split] if a.startswith("VENOM_MEM_TOKEN=")]
-        principal = setting.split(".")[2]
-        registered.append(tokens[principal])
-    assert "--scope user" in harness_lines[0]
+        for i, word in enumerate(argv):
+            if word in location:  # the world's own paths, passed on as setup promises
+                argv[i - 1 : i + 1] = [None, None]  # type: ignore[list-item]
+        argv = [w for w in argv if w is not None]
+        secret = entry["token"].rsplit(".", 1)[1]
+        normal = [
+            w.replace(secret, "<secret>").replace(printed["executable"], DOC_VENOM_MEM)
+            for w in argv
+        ]
+        assert normal == doc_argv, (normal, doc_argv)
+        tokens.append(entry["token"])
+    assert shown["claude"][3:5] == ["--scope", "user"]
 
     labels: list[str] = []
 
     async def scenario() -> None:
-        for token in registered:
+        for token in tokens:
             async with adapter(world, token) as session:
                 labels.append((await ok(session, "whoami"))["label"])
 
