@@ -21,11 +21,11 @@ from typing import Any
 
 import anyio
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no py.typed
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
 from mcp import types as mcp_types
 
-from tests.support.daemon_env import VENOM_MEM, World, pid_alive, wait_gone
-from tests.support.mcp_stdio import initialize_refusal
+from tests.support.daemon_env import World, pid_alive, wait_gone
+from tests.support.mcp_stdio import initialize_refusal, mcp_session
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.params import json_schema
 
@@ -52,17 +52,12 @@ async def adapter(
 ) -> AsyncIterator[ClientSession]:
     """Start ``venom-mem mcp`` with ``token`` (or none) and ``extra`` in its environment, and
     an initialized session to it."""
-    env = world.environ(token, **extra)
-    params = StdioServerParameters(command=VENOM_MEM, args=["mcp"], env=env, cwd=str(world.root))
     log_path = world.root / f"mcp-{time.monotonic_ns()}.stderr"
     try:
-        with log_path.open("w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                yield session
+        async with mcp_session(
+            world.environ(token, **extra), world.root, stderr_to=log_path
+        ) as session:
+            yield session
     finally:
         text = log_path.read_text() if log_path.exists() else ""
         if text.strip():
