@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -484,3 +485,30 @@ def test_each_principal_is_listed_only_the_tools_it_could_call(machine: Machine)
         assert never not in listed["client"]
     assert "memory_dadd" in listed["client"]
     assert "memory_dadd" not in listed["unknown"]
+
+
+def test_a_launch_that_meets_the_store_locked_waits_for_the_record(machine: Machine) -> None:
+    """The daemon of another environment holds the store but has not written its record
+    yet (it is still starting): the launch this caller makes fails with
+    conflict.store_locked, and the caller waits for the record instead of failing."""
+    add_client(machine, "claude-code")  # a daemon on the terminal's socket
+    record_path = Path(f"{machine.store}.daemon")
+    saved = record_path.read_text()
+    record_path.unlink()  # as if that daemon had not written it yet
+
+    def write_back_later() -> None:
+        time.sleep(1.0)
+        tmp = record_path.with_suffix(".tmp")
+        tmp.write_text(saved)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, record_path)
+
+    writer = threading.Thread(target=write_back_later)
+    writer.start()
+    began = time.monotonic()
+    result = machine.cli("memory", "list", "--json", env=machine.codex_env())
+    writer.join()
+    assert result.code == 0, result
+    assert time.monotonic() - began >= 1.0  # it waited for the record, then connected
+    assert len(machine.daemon_pids()) == 1
+    assert "store_locked" not in result.stdout + result.stderr
