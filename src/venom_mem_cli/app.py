@@ -139,6 +139,27 @@ def _mcp_command() -> click.Command:
     return mcp
 
 
+def _ui_command() -> click.Command:
+    verb = MANIFEST.verb("ui")
+    assert verb is not None
+
+    @click.command(name="ui", help=verb.summary)
+    @click.option("--port", "port", type=int, default=0, help=verb.params[0].summary)
+    def ui(port: int) -> None:
+        from venom_mem_adapters.web.serve import run_ui
+
+        try:
+            code = run_ui(os.environ, port=port)
+        except VenomError as error:
+            _fail(error, as_json=False)
+        sys.exit(code)
+
+    return ui
+
+
+_LOCAL_COMMANDS = {"serve": _serve_command, "mcp": _mcp_command, "ui": _ui_command}
+
+
 def build_cli() -> click.Group:
     """The whole command tree, from the manifest."""
     root = click.Group(
@@ -151,7 +172,7 @@ def build_cli() -> click.Group:
         if verb.name == "hello":
             continue
         if verb.local:
-            root.add_command(_serve_command() if verb.name == "serve" else _mcp_command())
+            root.add_command(_LOCAL_COMMANDS[verb.name]())
             continue
         if verb.noun is None:
             if root.commands.get(verb.name) is None:
