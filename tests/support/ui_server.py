@@ -38,14 +38,15 @@ class UI:
     def cookie_name(self) -> str:
         return f"venom_mem_ui_{self.port}"
 
-    def client(self, *, signed_in: bool = True) -> httpx.Client:
+    @contextlib.contextmanager
+    def client(self, *, signed_in: bool = True) -> Iterator[httpx.Client]:
         """An HTTP client for this page; signed in the way a browser is, through the URL."""
-        client = httpx.Client(base_url=self.origin, timeout=30, follow_redirects=False)
-        if signed_in:
-            reply = client.get(self.url)
-            assert reply.status_code == 303, reply.text
-            assert client.cookies.get(self.cookie_name) == self.secret
-        return client
+        with httpx.Client(base_url=self.origin, timeout=30, follow_redirects=False) as client:
+            if signed_in:
+                reply = client.get(self.url)
+                assert reply.status_code == 303, reply.text
+                assert client.cookies.get(self.cookie_name) == self.secret
+            yield client
 
     def csrf(self, client: httpx.Client) -> str:
         page = client.get("/").text
@@ -87,7 +88,8 @@ def run_ui(world: World, token: str | None = None, timeout: float = 30) -> Itera
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(5)
-        rest = proc.stdout.read() if proc.stdout else ""
+        rest = proc.stdout.read()
+        proc.stdout.close()
         with log.open("a") as out:
             out.write(rest)
 
