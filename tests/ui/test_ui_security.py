@@ -141,7 +141,7 @@ def test_every_response_carries_a_strict_csp(owner_ui: UI, seeded: Seeded) -> No
             reply = client.get(path)
             assert reply.headers["content-security-policy"] == CSP, path
             assert reply.headers["x-content-type-options"] == "nosniff"
-            assert reply.headers["referrer-policy"] == "no-referrer"
+            assert reply.headers["referrer-policy"] == "same-origin"
             assert reply.headers["x-frame-options"] == "DENY"
             assert "server" not in reply.headers
     with owner_ui.client(signed_in=False) as client:

@@ -33,11 +33,17 @@ def _int_arg(request: Request, name: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
+async def _version(request: Request, memory_id: str, revision: int) -> Any:
+    # include_deleted: a deleted memory's kept revisions are still worth comparing.
+    params = {"id": memory_id, "revision": revision, "include_deleted": True}
+    return await call(request, "memory.get", params)
+
+
 async def _diff(request: Request, memory_id: str, old: int, new: int) -> Any:
     if old > new:
         old, new = new, old
-    a = await call(request, "memory.get", {"id": memory_id, "revision": old})
-    b = await call(request, "memory.get", {"id": memory_id, "revision": new})
+    a = await _version(request, memory_id, old)
+    b = await _version(request, memory_id, new)
     return diff_revisions(a, b)
 
 
@@ -72,7 +78,7 @@ async def revision_page(request: Request) -> Response:
     memory_id = _id(request)
     revision = int(request.path_params["revision"])
     memory = await call(request, "memory.get", {"id": memory_id, "include_deleted": True})
-    version = await call(request, "memory.get", {"id": memory_id, "revision": revision})
+    version = await _version(request, memory_id, revision)
     return page(request, "revision.html", memory=memory, version=version)
 
 
@@ -95,7 +101,7 @@ async def revert(request: Request) -> Response:
     memory_id = _id(request)
     current = await _form_int(request, "revision")
     target = await _form_int(request, "to")
-    old = await call(request, "memory.get", {"id": memory_id, "revision": target})
+    old = await _version(request, memory_id, target)
     params = {
         "id": memory_id,
         "revision": current,
@@ -120,7 +126,7 @@ async def purge(request: Request) -> Response:
     typed = (await request.form()).get("confirm")
     if typed != memory_id:
         memory = await call(request, "memory.get", {"id": memory_id, "include_deleted": True})
-        return page(request, "purge.html", status_code=400, memory=memory, mismatch=True)
+        return page(request, "purge.html", memory=memory, mismatch=True)
     await call(request, "memory.purge", {"id": memory_id})
     return redirect(f"/?done=purged-{memory_id}")
 
