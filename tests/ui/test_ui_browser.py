@@ -179,7 +179,15 @@ def test_a_person_audits_and_corrects_the_store_in_a_browser(fresh: Seeded, shot
             me.go(path)
             me.page.wait_for_selector(selector)
             me.shot(name)
-        assert "codex" in me.page.content() or True
+        # Removing a client asks first, and the CLI sees it gone.
+        me.go("/clients")
+        me.page.click("text=Remove reader…")
+        me.page.wait_for_selector("h1 >> text=Remove client reader (g3)?")
+        me.shot("13-remove-client-confirm")
+        me.page.click("button[name=confirm]")
+        me.page.wait_for_selector(".notice >> text=removed-reader")
+        names = [c["client"] for c in world.ok("client", "list", token="@owner")["clients"]]
+        assert names == ["claude-code", "codex"]
         assert me.dialogs == []
         assert me.problems == [], me.problems
 

@@ -19,7 +19,8 @@ from .conftest import Seeded
 GET_PAGES = (
     "/", "/chart", "/search?q=zig", "/memories", "/memory/{pin}", "/memory/{pin}/diff?a=1&b=2",
     "/memory/{pin}/revision/1", "/memory/{pin}/purge", "/sessions", "/session/{session}",
-    "/clients", "/doctor", "/activity", "/activity/feed?wait=0", "/static/htmx.min.js",
+    "/clients", "/clients/codex/remove", "/grants/g2/revoke", "/doctor", "/activity",
+    "/activity/feed?wait=0", "/static/htmx.min.js",
 )  # fmt: skip
 
 

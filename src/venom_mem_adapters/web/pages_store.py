@@ -4,8 +4,8 @@ memories, sessions and their chains, clients and grants, and the doctor's checks
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Any
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -150,8 +150,39 @@ async def clients_page(request: Request) -> Response:
         "clients.html",
         clients=clients,
         principals=principals,
-        grants_json=lambda grants: json.dumps(grants, separators=(",", ":")),
         done=request.query_params.get("done", ""),
+    )
+
+
+async def remove_client_confirm(request: Request) -> Response:
+    name = str(request.path_params["name"])
+    clients = (await call(request, "client.list"))["clients"]
+    found = next((c for c in clients if c.get("client") == name), None)
+    if found is None:
+        raise VenomError("not_found.client", f"no client is named {name}")
+    return page(
+        request,
+        "confirm.html",
+        heading=f"Remove client {name} ({found['principal']})",
+        explanation=f"Its token is refused from then on, across restarts. Memories {name} "
+        "wrote stay, with their provenance. There is no undo: a new client gets a new token.",
+        action=f"/clients/{quote(name)}/remove",
+    )
+
+
+async def revoke_grant_confirm(request: Request) -> Response:
+    principal = str(request.path_params["principal"])
+    principals = (await call(request, "grant.list"))["principals"]
+    found = next((p for p in principals if p.get("principal") == principal), None)
+    if found is None:
+        raise VenomError("not_found.principal", f"{principal} holds no grants")
+    label = found.get("label") or principal
+    return page(
+        request,
+        "confirm.html",
+        heading=f"Revoke {principal} ({label})",
+        explanation="Its token is refused from then on; a durable client is removed with it.",
+        action=f"/grants/{quote(principal)}/revoke",
     )
 
 
@@ -181,6 +212,8 @@ ROUTES: list[Route] = [
     view_route("/session/{id}", session_page),
     view_route("/clients", clients_page),
     view_route("/doctor", doctor_page),
+    view_route("/clients/{name}/remove", remove_client_confirm),
+    view_route("/grants/{principal}/revoke", revoke_grant_confirm),
     form_route("/clients/{name}/remove", remove_client),
     form_route("/grants/{principal}/revoke", revoke_grant),
 ]
