@@ -61,3 +61,10 @@ def owner_ui(seeded: Seeded) -> Iterator[UI]:
 def reader_ui(seeded: Seeded) -> Iterator[UI]:
     with run_ui(seeded.world, token=seeded.tokens["reader"]) as ui:
         yield ui
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    """A fresh store, socket and config; its daemon is stopped afterwards."""
+    with make_world() as w:
+        yield w
