@@ -29,6 +29,10 @@ def seed(world: World) -> Seeded:
     }
     claude, codex = tokens["claude-code"], tokens["codex"]
     session = world.ok("session", "start", "--harness", "claude-code", token=claude)["session"]
+    fork = world.ok(
+        "session", "start", "--harness", "codex", "--parent", session, "--relation", "fork",
+        "--cwd", "/home/u/venom-std", token=codex,
+    )["session"]  # fmt: skip
     pin = world.ok(
         "memory", "add", "--space", "project/venom-std", "--kind", "fact", "--title", "Zig pin",
         "--content", "venom-std pins Zig with .zigversion; check it before upgrading.",
@@ -42,7 +46,8 @@ def seed(world: World) -> Seeded:
         "memory", "add", "--space", "user", "--title", "<b>bold</b> title",
         "--content", SCRIPT, token=codex,
     )["id"]  # fmt: skip
-    return Seeded(world, tokens, {"pin": pin, "markup": markup, "session": session})
+    ids = {"pin": pin, "markup": markup, "session": session, "fork": fork}
+    return Seeded(world, tokens, ids)
 
 
 @pytest.fixture(scope="module")

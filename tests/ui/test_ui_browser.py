@@ -171,7 +171,7 @@ def test_a_person_audits_and_corrects_the_store_in_a_browser(fresh: Seeded, shot
         me.page.wait_for_selector("ol.feed li.memory-added >> text=by codex (g2)", timeout=20_000)
         for name, path, selector in (
             ("08-sessions", "/sessions", "table.sessions"),
-            ("09-session", f"/session/{fresh.ids['session']}", "table.sessions"),
+            ("09-session-chain", f"/session/{fresh.ids['fork']}", "table.sessions"),
             ("10-clients", "/clients", "table.clients"),
             ("11-doctor", "/doctor", "table.doctor"),
             ("12-memories", "/memories?space=user", "table.grid"),
@@ -179,6 +179,11 @@ def test_a_person_audits_and_corrects_the_store_in_a_browser(fresh: Seeded, shot
             me.go(path)
             me.page.wait_for_selector(selector)
             me.shot(name)
+        # The fork's chain, oldest first, each reported by the client that started it.
+        me.go(f"/session/{fresh.ids['fork']}")
+        chain = me.page.query_selector_all("table.sessions")[0].inner_text()
+        assert chain.index("claude-code (g1)") < chain.index("codex (g2)")
+        assert f"{fresh.ids['session']} (fork)" in chain
         # Removing a client asks first, and the CLI sees it gone.
         me.go("/clients")
         me.page.click("text=Remove reader…")

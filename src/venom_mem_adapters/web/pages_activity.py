@@ -19,7 +19,9 @@ from .views import call, page, view_route
 
 __all__ = ["ROUTES"]
 
-WAIT_MS = 15_000
+# A short long poll: a call blocks a worker thread until it returns, and Ctrl-C waits for it,
+# so the page asks again every second or two rather than holding a call open for long.
+WAIT_MS = 1_500
 PAGE = 50
 
 
@@ -59,7 +61,7 @@ async def feed_part(request: Request) -> Response:
         "feed.html",
         rows=rows,
         cursor=reply["cursor"],
-        more=bool(reply.get("more")),
+        more=bool(reply.get("more")) or bool(rows),
         snapshot=bool(reply.get("snapshot")),
     )
 
