@@ -30,6 +30,7 @@ __all__ = [
     "redirect",
     "rights",
     "templates",
+    "view_route",
 ]
 
 Handler = Callable[[Request], Awaitable[Response]]
