@@ -163,10 +163,29 @@ def _setup_command() -> click.Command:
     return setup
 
 
+def _ui_command() -> click.Command:
+    verb = MANIFEST.verb("ui")
+    assert verb is not None
+
+    @click.command(name="ui", help=verb.summary)
+    @click.option("--port", "port", type=int, default=0, help=verb.params[0].summary)
+    def ui(port: int) -> None:
+        from venom_mem_adapters.web.serve import run_ui
+
+        try:
+            code = run_ui(os.environ, port=port)
+        except VenomError as error:
+            _fail(error, as_json=False)
+        sys.exit(code)
+
+    return ui
+
+
 _LOCAL_COMMANDS: dict[str, Callable[[], click.Command]] = {
     "serve": _serve_command,
     "mcp": _mcp_command,
     "setup": _setup_command,
+    "ui": _ui_command,
 }
 
 

@@ -640,6 +640,21 @@ SHARED_VERBS = (
         right=None,
         local=True,
     ),
+    Verb(
+        "ui",
+        "Serve a local web page where a person sees, audits and corrects what agents stored. "
+        "It prints one URL with a fresh secret.",
+        params=(
+            Param(
+                "port",
+                "Loopback port; 0 picks a free one",
+                Type("integer", min=0, max=65535),
+                default=0,
+            ),
+        ),
+        right=None,
+        local=True,
+    ),
 )
 
 MANIFEST = Manifest(
