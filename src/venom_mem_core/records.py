@@ -12,6 +12,7 @@ from typing import Literal
 import attrs
 
 __all__ = [
+    "IMPORTANCES",
     "KINDS",
     "RELATIONS",
     "Action",
@@ -22,10 +23,13 @@ __all__ = [
     "Principal",
     "Provenance",
     "Session",
+    "SpaceDescription",
     "Version",
 ]
 
 KINDS = ("fact", "decision", "procedure", "note")
+# In the order memory.context shows them (docs/adr/0017); memory.search never reads it.
+IMPORTANCES = ("critical", "normal", "low")
 RELATIONS = ("continue", "fork", "subagent")
 Action = Literal["add", "update", "delete", "restore"]
 
@@ -80,6 +84,9 @@ class Memory:
     content_sha256: bytes
     title: str = ""
     tags: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    importance: str = "normal"
+    # Git branch names; none means the memory is shown on every branch.
+    branches: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     revision: int = 1
     author: Provenance
     updated_by: Provenance
@@ -104,6 +111,8 @@ class Version:
     title: str
     content: str
     tags: tuple[str, ...] = attrs.field(converter=_strings)
+    importance: str = "normal"
+    branches: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     by: Provenance
     ts: str
 
@@ -118,6 +127,16 @@ class Hit:
     fts_rank: int | None = None
     vector_rank: int | None = None
     similarity: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SpaceDescription:
+    """What belongs in a space and when to recall it, and who said so (docs/adr/0018)."""
+
+    space: str
+    description: str
+    by: Provenance
+    updated: str
 
 
 @attrs.frozen(kw_only=True)

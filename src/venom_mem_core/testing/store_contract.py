@@ -404,6 +404,8 @@ class StoreContract:
             "kind": "fact",
             "title": "Zig pin",
             "tags": ["zig", "build"],
+            "importance": "normal",
+            "branches": [],
             "revision": 1,
             "author": {"principal": "g1", "label": "claude-code"},
             "updated_by": {"principal": "g1", "label": "claude-code"},
