@@ -3,13 +3,21 @@ on a branch, through the real CLI and daemon (docs/context.md, ADR 0017)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from tests.support.daemon_env import World
+from tests.support.daemon_env import VENOM_MEM, World
+from venom_mem_core import App, InMemoryStore, LocalClient, Principal
+from venom_mem_core.clock import FixedClock
+from venom_mem_core.records import Grant
+from venom_mem_core.usecases.principals import OWNER
+
+WRITE_ALL = Grant(right="write", scope="*")
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -124,3 +132,79 @@ def test_here_outside_git_uses_the_directory_and_only_fits_two_verbs(
     assert failed.json["error"]["code"] == "invalid_params.space"
     human = world.run("memory", "search", "--query", "x", "--here", cwd=str(plain))
     assert human.code == 2
+
+
+# -- docs/context.md, run as written ---------------------------------------------------------
+
+DOC = Path(__file__).parents[2] / "docs" / "context.md"
+
+
+def _blocks(language: str) -> list[str]:
+    parts = DOC.read_text().split("```")
+    return [p[len(language) + 1 :] for p in parts[1::2] if p.startswith(language + "\n")]
+
+
+def test_the_docs_example_is_what_memory_context_prints() -> None:
+    """The console example, rebuilt in process on a fixed clock: the same text, byte for byte."""
+    example = _blocks("console")[0].splitlines()
+    assert example[1] == "$ venom-mem memory context --here"
+    expected = "\n".join(example[2:]) + "\n"
+    clock = FixedClock()
+    app = App(store=InMemoryStore(), clock=clock)
+    owner, claude, codex = (
+        LocalClient(app, who)
+        for who in (
+            OWNER,
+            Principal(id="g1", label="claude-code", grants=(WRITE_ALL,)),
+            Principal(id="g2", label="codex", grants=(WRITE_ALL,)),
+        )
+    )
+    owner.call(
+        "space.describe",
+        {"space": "project/venom-std", "description": "Build, test and review rules of venom-std."},
+    )
+    zig = {"space": "project/venom-std", "content": "venom-std pins Zig 0.17 with .zigversion."}
+    claude.call("memory.add", zig)
+    clock.advance(timedelta(days=12))
+    rule = "Never force-push feature branches."
+    codex.call(
+        "memory.add", {"space": "project/venom-std", "content": rule, "importance": "critical"}
+    )
+    clock.advance(timedelta(days=1))
+    claude.call("memory.update", {"id": "m1", "revision": 1, "title": "Zig pin"})
+    clock.advance(timedelta(days=1))
+    claude.call(
+        "memory.add", {"space": "user", "content": "Prefers small PRs.", "importance": "low"}
+    )
+    text = owner.call(
+        "memory.context", {"spaces": ["project/venom-std", "user"], "branch": "feature/ctx"}
+    )["text"]
+    assert text == expected
+
+
+def test_the_docs_hooks_run_as_written(world: World, tmp_path: Path) -> None:
+    """Each hook snippet is valid JSON in the harness's shape, and its command, run by a shell
+    in a repository with no token, exits 0 and prints the context."""
+    repo = _repo(tmp_path)
+    token = world.add_client("claude-code")
+    world.ok("memory", "add", "--space", "project/venom-std", "--content", "Hooked.", token=token)
+    hooks = [json.loads(block) for block in _blocks("json")]
+    assert len(hooks) == 2  # Claude Code's ~/.claude/settings.json, Codex's hooks.json
+    for config in hooks:
+        [group] = config["hooks"]["SessionStart"]
+        assert "startup" in group["matcher"].split("|")
+        [hook] = group["hooks"]
+        assert hook["type"] == "command"
+        assert hook["timeout"] <= 60
+        shell = subprocess.run(
+            ["sh", "-c", hook["command"]],
+            cwd=repo,
+            env={**world.environ(), "PATH": f"{Path(VENOM_MEM).parent}:/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert shell.returncode == 0, shell
+        assert "\nHooked.\n" in shell.stdout
+        assert shell.stdout.startswith("# venom-mem context\n")
