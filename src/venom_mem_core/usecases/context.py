@@ -23,6 +23,7 @@ ones may still fit. Ages are whole 24-hour days before one reading of the clock.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -43,7 +44,8 @@ __all__ = ["MAX_BUDGET", "MIN_BUDGET", "memory_context"]
 
 MIN_BUDGET = 1024
 MAX_BUDGET = 65536
-_PAGE = 128  # rows read at a time from one space, in context order
+# The stored form (clock.format_ts); anything else is an age of "unknown".
+_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
 _DAY_S = 86400
 
 HEADER = f"# venom-mem context\n\n{T1_SENTENCE}\n"
@@ -74,25 +76,39 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _age(stored: str, now: datetime | None) -> str:
-    """Whole 24-hour days since ``stored``: ``0d`` below a day, ``future``, ``unknown``."""
-    if now is None:
-        return "unknown"
-    try:
-        seconds = (now - parse_ts(stored)).total_seconds()
-    except ValueError:
-        return "unknown"
-    if seconds < 0:
-        return "future"
-    return f"{int(seconds // _DAY_S)}d"
+@attrs.define
+class _Ages:
+    """Ages from one reading of the clock, each stored time parsed once per call (many rows
+    share a time, and strptime would be most of the call's cost)."""
+
+    now: datetime | None
+    seen: dict[str, str] = attrs.field(factory=dict)
+
+    def of(self, stored: str) -> str:
+        """Whole 24-hour days since ``stored``: ``0d`` below a day, ``future``, ``unknown``."""
+        age = self.seen.get(stored)
+        if age is None:
+            age = self.seen[stored] = self._compute(stored)
+        return age
+
+    def _compute(self, stored: str) -> str:
+        if self.now is None or not _TS_RE.match(stored):
+            return "unknown"
+        try:
+            seconds = (self.now - datetime.fromisoformat(stored)).total_seconds()
+        except ValueError:
+            return "unknown"
+        if seconds < 0:
+            return "future"
+        return f"{int(seconds // _DAY_S)}d"
 
 
-def _render(memory: Memory, now: datetime | None) -> str:
+def _render(memory: Memory, ages: _Ages) -> str:
     by = memory.author.label or memory.author.principal
     return _entry(
         memory_id(memory.id),
         memory.importance,
-        (_age(memory.created, now), _age(memory.updated, now)),
+        (ages.of(memory.created), ages.of(memory.updated)),
         _one_line(by) or memory.author.principal,
         _one_line(memory.content),
     )
@@ -125,29 +141,31 @@ def _fill_space(
     where: MemoryFilter,
     section: str,
     *,
+    count: int,
     described: bool,
-    now: datetime | None,
+    ages: _Ages,
 ) -> int:
-    """Add one space's section and whichever of its entries fit; return how many were shown."""
+    """Add one space's section and whichever of its entries fit; return how many were shown.
+
+    A later, smaller entry may fit where an earlier one didn't, so the space's rows are read
+    in one statement (a page at a time would sort them again for each page) and walked until
+    not even the smallest entry would fit."""
     if described:
         if not fitter.fits(section):
             return 0
         fitter.add(section)
         section = ""
     shown = 0
-    offset = 0
-    while fitter.room >= _SMALLEST_ENTRY:
-        rows = tx.context_memories(where, offset, _PAGE)
-        for memory in rows:
-            entry = _render(memory, now)
-            if fitter.fits(section, entry):
-                fitter.add(section, entry)
-                fitter.shown.append(memory_id(memory.id))
-                section = ""
-                shown += 1
-        if len(rows) < _PAGE:
+    rows = tx.context_memories(where, 0, count) if fitter.room >= _SMALLEST_ENTRY else []
+    for memory in rows:
+        if fitter.room < _SMALLEST_ENTRY:
             break
-        offset += _PAGE
+        entry = _render(memory, ages)
+        if fitter.fits(section, entry):
+            fitter.add(section, entry)  # the heading goes in with the space's first entry
+            fitter.shown.append(memory_id(memory.id))
+            section = ""
+            shown += 1
     return shown
 
 
@@ -177,9 +195,9 @@ def memory_context(
     for space in ordered:
         check(who, "read", Resource.of_space(space))
     try:
-        now: datetime | None = parse_ts(app.clock.now())
+        ages = _Ages(now=parse_ts(app.clock.now()))
     except ValueError:
-        now = None
+        ages = _Ages(now=None)
     base = MemoryFilter(
         access=readable_memories(who),
         kinds=frozenset(kinds) if kinds is not None else None,
@@ -200,7 +218,13 @@ def memory_context(
                 continue
             section = _section(space, described.description if described else None)
             shown = _fill_space(
-                tx, fitter, wheres[space], section, described=described is not None, now=now
+                tx,
+                fitter,
+                wheres[space],
+                section,
+                count=counts[space],
+                described=described is not None,
+                ages=ages,
             )
             omitted += counts[space] - shown
     text = "".join(fitter.pieces) + _footer(omitted, total, budget)
