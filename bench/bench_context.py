@@ -159,6 +159,10 @@ def main() -> None:
         )
         rows.append(("CLI memory search --json, same store (p50)", f"{search:.1f} ms", "beside"))
         rows.append(("stdlib client floor, the same context (p50)", f"{floor:.1f} ms", ""))
+        startup = p50_ms([sys.executable, "-S", "-c", "pass"], world.env)
+        rows.append(
+            ("python -S -c pass, this machine now (p50)", f"{startup:.1f} ms", "no CLI beats it")
+        )
         verb = call_p50_ms(world, "memory.context", json.loads(params))
         found = call_p50_ms(world, "memory.search", {"query": "which zig version cache"})
         rows.append(("memory.context over one connection (p50)", f"{verb:.2f} ms", ""))

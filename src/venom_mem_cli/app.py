@@ -16,7 +16,7 @@ from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.manifest_types import Param, Verb
 
 from .argv import CLI_FLAGS, convert, missing_value
-from .here import HERE_FLAG, HERE_VERBS
+from .here import HERE_FLAG, HERE_HELP, HERE_VERBS
 from .run import call_daemon, print_error, print_json, result_exit_code
 
 __all__ = ["build_cli", "run_app"]
@@ -108,7 +108,7 @@ def _command(verb: Verb, name: str) -> click.Command:
             HERE_FLAG,
             "here",
             is_flag=True,
-            help="Spaces and branch from this directory's git tree: user and project/<name>",
+            help=HERE_HELP[verb.name],
         )(command)
     return click.option("--json", "json_output", is_flag=True, help="Print one line of JSON")(
         command

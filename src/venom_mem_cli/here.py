@@ -27,10 +27,15 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["HERE_FLAG", "HERE_VERBS", "apply_here", "working_tree"]
+__all__ = ["HERE_FLAG", "HERE_HELP", "HERE_VERBS", "apply_here", "working_tree"]
 
 HERE_FLAG = "--here"
-HERE_VERBS = ("memory.context", "memory.add")
+HERE_HELP = {
+    "memory.context": "From this directory: spaces project/<git top-level name> and user, "
+    "and the current git branch",
+    "memory.add": "From this directory: space project/<git top-level name>",
+}
+HERE_VERBS = tuple(HERE_HELP)
 _GIT_TIMEOUT_S = 5.0
 # One segment of RFC-0020's space grammar (venom_mem_core.validation imports attrs, which
 # the --json path does without).
