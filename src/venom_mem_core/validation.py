@@ -128,6 +128,7 @@ def check_branch(branch: str, param: str = "branch") -> str:
         raise VenomError.param(
             "branch", param, f"branch {branch!r} {problem}: not a git branch name"
         )
+    _check_secret(branch, param)  # a token is a valid ref name, and is stored text too
     return branch
 
 

@@ -135,6 +135,7 @@ class ContextContract:
             (["main", "main"], "invalid_params.branch"),
             (["b" * 129], "invalid_params.range"),
             ([f"b{n}" for n in range(17)], "invalid_params.range"),
+            (["vnt1.venom-mem.g1." + "Q" * 43], "invalid_params.secret_content"),
         ],
     )
     def test_bad_branches_are_refused(self, env: Env, branches: list[str], code: str) -> None:
