@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from tests.support.daemon_env import VENOM_MEM, World
+from venom_mem_adapters.mcp.tools import build_catalog
 from venom_mem_core import App, InMemoryStore, LocalClient, Principal
 from venom_mem_core.clock import FixedClock
+from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.records import Grant
+from venom_mem_core.skill import render_skill
 from venom_mem_core.usecases.principals import OWNER
 
 WRITE_ALL = Grant(right="write", scope="*")
@@ -208,3 +211,22 @@ def test_the_docs_hooks_run_as_written(world: World, tmp_path: Path) -> None:
         assert shell.returncode == 0, shell
         assert "\nHooked.\n" in shell.stdout
         assert shell.stdout.startswith("# venom-mem context\n")
+
+
+def test_the_mcp_catalog_and_the_skill_carry_the_new_verb_and_fields() -> None:
+    catalog = build_catalog(MANIFEST)
+    context = catalog["memory_dcontext"]
+    assert T1_SENTENCE in context.description
+    properties = context.input_schema["properties"]
+    assert set(properties) == {"spaces", "branch", "kinds", "budget"}
+    assert (properties["budget"]["minimum"], properties["budget"]["maximum"]) == (1024, 65536)
+    assert context.input_schema["required"] == ["spaces"]
+    assert set(catalog["space_ddescribe"].input_schema["required"]) == {"space", "description"}
+    add = catalog["memory_dadd"].input_schema["properties"]
+    assert add["importance"]["enum"] == ["critical", "normal", "low"]
+    assert "default" not in add["importance"]  # a request without it stays RFC-0020's
+    for tool in ("memory_dsearch", "memory_dlist"):
+        assert {"importances", "branch"} <= set(catalog[tool].input_schema["properties"])
+    skill = render_skill()
+    for name in ("memory_dcontext", "space_ddescribe", "`importance`", "`branches`"):
+        assert name in skill
