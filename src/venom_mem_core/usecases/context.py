@@ -126,13 +126,15 @@ class _Fitter:
     pieces: list[str] = attrs.field(factory=list)
     shown: list[str] = attrs.field(factory=list)
 
-    def fits(self, *texts: str) -> bool:
-        return sum(_size(t) for t in texts) <= self.room
+    def add(self, text: str) -> None:
+        self.room -= _size(text)
+        self.pieces.append(text)
 
-    def add(self, *texts: str) -> None:
-        for text in texts:
-            self.room -= _size(text)
-            self.pieces.append(text)
+    def add_if_fits(self, text: str) -> bool:
+        if _size(text) > self.room:
+            return False
+        self.add(text)
+        return True
 
 
 def _fill_space(
@@ -151,18 +153,16 @@ def _fill_space(
     in one statement (a page at a time would sort them again for each page) and walked until
     not even the smallest entry would fit."""
     if described:
-        if not fitter.fits(section):
+        if not fitter.add_if_fits(section):
             return 0
-        fitter.add(section)
         section = ""
     shown = 0
     rows = tx.context_memories(where, 0, count) if fitter.room >= _SMALLEST_ENTRY else []
     for memory in rows:
         if fitter.room < _SMALLEST_ENTRY:
             break
-        entry = _render(memory, ages)
-        if fitter.fits(section, entry):
-            fitter.add(section, entry)  # the heading goes in with the space's first entry
+        # The heading goes in with the space's first entry, as one piece.
+        if fitter.add_if_fits(section + _render(memory, ages)):
             fitter.shown.append(memory_id(memory.id))
             section = ""
             shown += 1
@@ -210,7 +210,7 @@ def memory_context(
         total = sum(counts.values())
         # The footer's room is kept for its longest form: every memory left out.
         fitter = _Fitter(room=budget - _size(_footer(total, total, budget)))
-        fitter.add(HEADER)
+        fitter.add(HEADER)  # the smallest budget holds it and the longest footer
         omitted = 0
         for space in ordered:
             described = descriptions.get(space)
