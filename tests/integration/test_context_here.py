@@ -71,6 +71,7 @@ def test_session_start_hook_prints_the_projects_critical_memory_first(
     add("--content", "main is frozen until the release.", "--branches", '["main"]')
     world.ok("memory", "add", "--space", "user", "--content", "Prefers small PRs.", token=token)
     world.ok("memory", "add", "--space", "project/other", "--content", "Not this one.", token=token)
+    cursor = world.ok("events")["cursor"]
     world.ok(
         "space",
         "describe",
@@ -81,6 +82,12 @@ def test_session_start_hook_prints_the_projects_critical_memory_first(
         token=token,
     )
     assert world.ok("memory", "get", "--id", "m1")["space"] == "project/venom-std"
+    told = world.ok("events", "--after", cursor, "--types", '["space.described"]')
+    assert [(e["type"], e["resource"], e["data"]) for e in told["events"]] == [
+        ("space.described", "space:project/venom-std", {"space": "project/venom-std"})
+    ]
+    snapshot = {e["resource"]: e["data"] for e in world.ok("events")["snapshot"]}
+    assert snapshot["space:project/venom-std"]["description"].startswith("Build and review")
 
     # The hook: no token (grants.unknown reads), no --json, run in the repository.
     hook = world.run("memory", "context", "--here", cwd=inside)
