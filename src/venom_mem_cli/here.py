@@ -85,9 +85,11 @@ def apply_here(verb_name: str, params: Mapping[str, Any], cwd: str | None = None
     name, branch = working_tree(Path(cwd if cwd is not None else os.getcwd()))
     out = dict(params)
     if verb_name == "memory.add":
-        out.setdefault("space", _project_space(name))
+        if "space" not in out:
+            out["space"] = _project_space(name)
         return out
-    out.setdefault("spaces", [_project_space(name), "user"])
+    if "spaces" not in out:
+        out["spaces"] = [_project_space(name), "user"]
     if branch is not None:
         out.setdefault("branch", branch)
     return out

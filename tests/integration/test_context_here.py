@@ -140,6 +140,9 @@ def test_here_outside_git_uses_the_directory_and_only_fits_two_verbs(
     failed = world.run("memory", "context", "--here", "--json", cwd=str(bad))
     assert failed.code == 2
     assert failed.json["error"]["code"] == "invalid_params.space"
+    assert failed.json["error"]["data"]["fix"] == "pass --space (or --spaces) explicitly"
+    fixed = world.ok("memory", "context", "--here", "--spaces", '["user"]', cwd=str(bad))
+    assert fixed["memories"] == []
     human = world.run("memory", "search", "--query", "x", "--here", cwd=str(plain))
     assert human.code == 2
 
