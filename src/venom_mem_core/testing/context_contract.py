@@ -318,6 +318,25 @@ class ContextContract:
         assert "x" * 10 not in result["text"]
         assert result["bytes"] <= 1024
 
+    def test_context_shows_a_described_space_whose_entries_do_not_fit(self, env: Env) -> None:
+        env.g1.call("space.describe", {"space": "a", "description": "What a holds."})
+        env.add("y" * 1500, space="a")
+        env.add("Fits.", space="b")
+        result = env.g1.call("memory.context", {"spaces": ["a", "b", "empty"], "budget": 1024})
+        text = (
+            HEADER
+            + "\n## a\nWhat a holds.\n"
+            + "\n## b\n"
+            + "\n[m2; importance=normal; created=0d; updated=0d; by=claude-code]\nFits.\n"
+            + _footer(1, 2, 1024)
+        )
+        assert result == {
+            "text": text,
+            "memories": ["m2"],
+            "omitted": 1,
+            "bytes": len(text.encode()),
+        }
+
     def test_context_reveals_nothing_of_an_unreadable_space(self, env: Env) -> None:
         env.add("open", space="a")
         env.add("secret", space="b")
