@@ -61,7 +61,15 @@ from .errors import VenomError
 from .grants import Access
 from .ports import MemoryFilter, SessionFilter, SpaceSummary, StoreCounts
 from .ranking import SNIPPET_BYTES, cut_utf8
-from .records import IMPORTANCES, Client, Memory, Session, SpaceDescription, Version
+from .records import (
+    IMPORTANCES,
+    Client,
+    ContextEntry,
+    Memory,
+    Session,
+    SpaceDescription,
+    Version,
+)
 
 if TYPE_CHECKING:
     from .ports import ReadTx, Store, WriteTx
@@ -577,12 +585,12 @@ class _ReadTx:
         live = attrs.evolve(where, include_deleted=False)
         return [m for m in self._s.memories.values() if live.matches(m)]
 
-    def context_memories(self, where: MemoryFilter, offset: int, limit: int) -> list[Memory]:
+    def context_entries(self, where: MemoryFilter, offset: int, limit: int) -> list[ContextEntry]:
         # Stable sorts, last key first: highest ID, then latest update, then importance.
         rows = sorted(self._live_matching(where), key=lambda m: m.id, reverse=True)
         rows.sort(key=lambda m: m.updated, reverse=True)
         rows.sort(key=lambda m: IMPORTANCES.index(m.importance))
-        return rows[offset : offset + limit]
+        return [ContextEntry.of(m) for m in rows[offset : offset + limit]]
 
     def count_memories(self, where: MemoryFilter) -> int:
         return len(self._live_matching(where))

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from .grants import Access
-from .records import Client, Memory, Session, SpaceDescription, Version
+from .records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
 
 __all__ = [
     "Clock",
@@ -136,7 +136,7 @@ class ReadTx(Protocol):
     def space_descriptions(self, spaces: Sequence[str]) -> dict[str, SpaceDescription]:
         """The descriptions of those of ``spaces`` that have one."""
 
-    def context_memories(self, where: MemoryFilter, offset: int, limit: int) -> list[Memory]:
+    def context_entries(self, where: MemoryFilter, offset: int, limit: int) -> list[ContextEntry]:
         """Live rows passing ``where`` in memory.context's order: importance (critical,
         normal, low), then latest ``updated``, then highest ID; ``limit`` from ``offset``."""
 

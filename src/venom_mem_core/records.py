@@ -17,6 +17,7 @@ __all__ = [
     "RELATIONS",
     "Action",
     "Client",
+    "ContextEntry",
     "Grant",
     "Hit",
     "Memory",
@@ -127,6 +128,29 @@ class Hit:
     fts_rank: int | None = None
     vector_rank: int | None = None
     similarity: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ContextEntry:
+    """What memory.context shows of a memory: few fields, as it reads every row of a space."""
+
+    id: int
+    importance: str
+    created: str
+    updated: str
+    by: str  # the author's label, else its principal ID
+    content: str
+
+    @classmethod
+    def of(cls, memory: Memory) -> ContextEntry:
+        return cls(
+            id=memory.id,
+            importance=memory.importance,
+            created=memory.created,
+            updated=memory.updated,
+            by=memory.author.label or memory.author.principal,
+            content=memory.content,
+        )
 
 
 @attrs.frozen(kw_only=True)

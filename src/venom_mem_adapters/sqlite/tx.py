@@ -25,7 +25,14 @@ from venom_mem_core.ports import (
     StoreCounts,
 )
 from venom_mem_core.ranking import fts_match_expression
-from venom_mem_core.records import Client, Memory, Session, SpaceDescription, Version
+from venom_mem_core.records import (
+    Client,
+    ContextEntry,
+    Memory,
+    Session,
+    SpaceDescription,
+    Version,
+)
 
 from . import bm25
 from .errors import translated
@@ -251,14 +258,21 @@ class SqliteReadTx:
         )
         return {row[0]: space_from_row(row) for row in rows}
 
-    def context_memories(self, where: MemoryFilter, offset: int, limit: int) -> list[Memory]:
+    def context_entries(self, where: MemoryFilter, offset: int, limit: int) -> list[ContextEntry]:
         predicate = memory_predicate(attrs.evolve(where, include_deleted=False))
         rows = self._rows(
-            f"SELECT {_MEMORY} FROM memories AS m WHERE {predicate.sql}"
+            "SELECT m.id, m.importance, m.created, m.updated,"
+            " coalesce(nullif(m.label, ''), m.principal), m.content"
+            f" FROM memories AS m WHERE {predicate.sql}"
             f" ORDER BY {_CONTEXT_ORDER} LIMIT ? OFFSET ?",
             (*predicate.params, limit, offset),
         )
-        return [memory_from_row(row) for row in rows]
+        return [
+            ContextEntry(
+                id=r[0], importance=r[1], created=r[2], updated=r[3], by=r[4], content=r[5]
+            )
+            for r in rows
+        ]
 
     def count_memories(self, where: MemoryFilter) -> int:
         predicate = memory_predicate(attrs.evolve(where, include_deleted=False))

@@ -36,7 +36,7 @@ from ..errors import VenomError
 from ..grants import Resource, check, readable_memories
 from ..manifest import T1_SENTENCE
 from ..ports import MemoryFilter, ReadTx
-from ..records import Memory, Principal
+from ..records import ContextEntry, Principal
 from ..shapes import memory_id
 from .app import App
 
@@ -103,13 +103,12 @@ class _Ages:
         return f"{int(seconds // _DAY_S)}d"
 
 
-def _render(memory: Memory, ages: _Ages) -> str:
-    by = memory.author.label or memory.author.principal
+def _render(memory: ContextEntry, ages: _Ages) -> str:
     return _entry(
         memory_id(memory.id),
         memory.importance,
         (ages.of(memory.created), ages.of(memory.updated)),
-        _one_line(by) or memory.author.principal,
+        _one_line(memory.by) or "?",
         _one_line(memory.content),
     )
 
@@ -157,7 +156,7 @@ def _fill_space(
             return 0
         section = ""
     shown = 0
-    rows = tx.context_memories(where, 0, count) if fitter.room >= _SMALLEST_ENTRY else []
+    rows = tx.context_entries(where, 0, count) if fitter.room >= _SMALLEST_ENTRY else []
     for memory in rows:
         if fitter.room < _SMALLEST_ENTRY:
             break
