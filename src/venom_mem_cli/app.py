@@ -17,6 +17,7 @@ from venom_mem_core.manifest_types import Param, Verb
 
 from .argv import CLI_FLAGS, convert, missing_value
 from .harness_setup import HARNESSES
+from .here import HERE_FLAG, HERE_HELP, HERE_VERBS
 from .run import call_daemon, print_error, print_json, result_exit_code
 
 __all__ = ["build_cli", "run_app"]
@@ -59,12 +60,17 @@ def _fail(error: VenomError, *, as_json: bool) -> NoReturn:
 
 
 def _invoke(verb: Verb, raw: dict[str, Any], as_json: bool) -> None:
+    here = bool(raw.pop("here", False))
     try:
         params = {
             name: convert(param, value)
             for name, value in raw.items()
             if value is not None and (param := verb.param(name)) is not None
         }
+        if here:
+            from .here import apply_here
+
+            params = apply_here(verb.name, params)
         result = call_daemon(verb, params, os.environ)
     except VenomError as error:
         _fail(error, as_json=as_json)
@@ -98,6 +104,13 @@ def _command(verb: Verb, name: str) -> click.Command:
     )
     for param in verb.params:  # each decorator appends: --help lists them in manifest order
         command = _option(param)(command)
+    if verb.name in HERE_VERBS:
+        command = click.option(
+            HERE_FLAG,
+            "here",
+            is_flag=True,
+            help=HERE_HELP[verb.name],
+        )(command)
     return click.option("--json", "json_output", is_flag=True, help="Print one line of JSON")(
         command
     )

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CLI_FLAGS", "convert", "find_verb", "missing_value", "parse_argv"]
 
-# Flags that belong to the CLI, not to a verb's params.
-CLI_FLAGS = {"--json"}
+# Flags that belong to the CLI, not to a verb's params (--here: here.py says for which verbs).
+CLI_FLAGS = {"--json", "--here"}
 TRUE_WORDS = {"true", "1", "yes"}
 FALSE_WORDS = {"false", "0", "no"}
 

@@ -23,7 +23,11 @@ def run_json(argv: Sequence[str]) -> int | None:
     if found is not None and (found[0].local or found[0].name == "events"):
         return None
     try:
-        verb, params, _ = parse_argv(argv)
+        verb, params, flags = parse_argv(argv)
+        if "--here" in flags:
+            from .here import apply_here
+
+            params = apply_here(verb.name, params)
         result = call_daemon(verb, params, os.environ)
         print_json(result)
         return result_exit_code(verb, result)

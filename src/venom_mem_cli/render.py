@@ -152,6 +152,10 @@ def render(verb: Verb, result: dict[str, Any]) -> None:
         # As generated, line for line: ``venom-mem skill > SKILL.md`` is a manual install.
         console.print(_text(result.get("content", "")), highlight=False, soft_wrap=True)
         return
+    elif verb.name == "memory.context":
+        # As it is (it ends with a newline): a SessionStart hook prints it into the session.
+        console.print(_text(result.get("text", "")), highlight=False, soft_wrap=True, end="")
+        return
     else:
         for key, value in result.items():
             console.print(Text.assemble((key, "bold"), ": ", _value(value)), highlight=False)

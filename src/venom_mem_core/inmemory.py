@@ -61,7 +61,15 @@ from .errors import VenomError
 from .grants import Access
 from .ports import MemoryFilter, SessionFilter, SpaceSummary, StoreCounts
 from .ranking import SNIPPET_BYTES, cut_utf8
-from .records import Client, Memory, Session, Version
+from .records import (
+    IMPORTANCES,
+    Client,
+    ContextEntry,
+    Memory,
+    Session,
+    SpaceDescription,
+    Version,
+)
 
 if TYPE_CHECKING:
     from .ports import ReadTx, Store, WriteTx
@@ -442,6 +450,7 @@ class _State:
     versions: dict[int, dict[int, Version]] = attrs.field(factory=dict)
     sessions: dict[int, Session] = attrs.field(factory=dict)
     clients: dict[str, Client] = attrs.field(factory=dict)
+    spaces: dict[str, SpaceDescription] = attrs.field(factory=dict)
     meta: dict[str, str] = attrs.field(factory=lambda: {"next_principal": "1"})
     last_memory: int = 0
     last_session: int = 0
@@ -453,6 +462,7 @@ class _State:
             versions={memory: dict(kept) for memory, kept in self.versions.items()},
             sessions=dict(self.sessions),
             clients=dict(self.clients),
+            spaces=dict(self.spaces),
             meta=dict(self.meta),
             last_memory=self.last_memory,
             last_session=self.last_session,
@@ -551,10 +561,39 @@ class _ReadTx:
                 continue
             counts[memory.space] = counts.get(memory.space, 0) + 1
             updated[memory.space] = max(updated.get(memory.space, ""), memory.updated)
+        described = {
+            space: d
+            for space, d in self._s.spaces.items()
+            if access.everything or space in access.spaces
+        }
+        for space, d in described.items():
+            updated[space] = max(updated.get(space, ""), d.updated)
         return [
-            SpaceSummary(space=space, memories=counts[space], updated=updated[space])
-            for space in sorted(counts)
+            SpaceSummary(
+                space=space,
+                memories=counts.get(space, 0),
+                updated=updated[space],
+                description=described[space].description if space in described else None,
+            )
+            for space in sorted(counts.keys() | described.keys())
         ]
+
+    def space_descriptions(self, spaces: Sequence[str]) -> dict[str, SpaceDescription]:
+        return {space: self._s.spaces[space] for space in spaces if space in self._s.spaces}
+
+    def _live_matching(self, where: MemoryFilter) -> list[Memory]:
+        live = attrs.evolve(where, include_deleted=False)
+        return [m for m in self._s.memories.values() if live.matches(m)]
+
+    def context_entries(self, where: MemoryFilter, offset: int, limit: int) -> list[ContextEntry]:
+        # Stable sorts, last key first: highest ID, then latest update, then importance.
+        rows = sorted(self._live_matching(where), key=lambda m: m.id, reverse=True)
+        rows.sort(key=lambda m: m.updated, reverse=True)
+        rows.sort(key=lambda m: IMPORTANCES.index(m.importance))
+        return [ContextEntry.of(m) for m in rows[offset : offset + limit]]
+
+    def count_memories(self, where: MemoryFilter) -> int:
+        return len(self._live_matching(where))
 
     def get_session(self, id: int) -> Session | None:
         return self._s.sessions.get(id)
@@ -726,6 +765,12 @@ class _WriteTx(_ReadTx):
     def set_meta(self, key: str, value: str) -> None:
         self._s.meta[key] = value
 
+    def set_space_description(self, description: SpaceDescription) -> None:
+        self._s.spaces[description.space] = description
+
+    def delete_space_description(self, space: str) -> None:
+        self._s.spaces.pop(space, None)
+
 
 class InMemoryStore:
     """The store port over Python dicts: for tests, fakes and library use with no files."""
@@ -788,7 +833,7 @@ class InMemoryStore:
         """Nothing is ever pending here."""
 
     def describe(self) -> dict[str, Any]:
-        return {"path": ":memory:", "schema_version": 1, "sqlite_version": "none", "bytes": 0}
+        return {"path": ":memory:", "schema_version": 2, "sqlite_version": "none", "bytes": 0}
 
     def close(self) -> None:
         with self._writer, self._publish:

@@ -19,6 +19,7 @@ NUM = Type("number")
 STR_LIST = Type("array", items=STR)
 OPEN = Type("object", open=True)
 KIND = Type("string", choices=("fact", "decision", "procedure", "note"))
+IMPORTANCE = Type("string", choices=("critical", "normal", "low"))
 MEMORY_ID = Type("string", id_prefix="m")
 SESSION_ID = Type("string", id_prefix="s")
 PRINCIPAL_ID = Type("string", id_prefix="g")
@@ -44,6 +45,10 @@ _MEMORY_FIELDS = (
     _f("kind", "fact, decision, procedure or note", STR),
     _f("title", "Title, absent when empty", STR, False),
     _f("tags", "Tags", STR_LIST),
+    _f("importance", "critical, normal or low; in a hit, absent when normal", STR, False),
+    _f(
+        "branches", "Git branches it is shown on; in a hit, absent when none (all)", STR_LIST, False
+    ),
     _f("revision", "Current revision", Type("integer", min=1)),
     _f("author", "Who created it", PROVENANCE),
     _f("updated_by", "Who made the current revision", PROVENANCE),
@@ -110,6 +115,8 @@ E_REVISION = _e("conflict.memory_revision", "The memory is at another revision")
 E_DUPLICATE = _e("conflict.memory_duplicate", "Another live memory has this content")
 E_BUSY = _e("unavailable.store_busy", "The store stayed locked")
 E_QUERY = _e("invalid_params.query", "The query has no words")
+E_BRANCH = _e("invalid_params.branch", "Not a git branch name of at most 128 bytes")
+E_READ = _e("denied.read", "A space you can't read")
 
 FILTER_PARAMS = (
     Param("spaces", "Only these spaces", STR_LIST),
@@ -117,7 +124,13 @@ FILTER_PARAMS = (
     Param("tags", "Only memories with all of these tags", STR_LIST),
     Param("session", "Only memories from this session", SESSION_ID),
     Param("lineage", "With session: also its readable ancestors", BOOL, default=False),
+    Param("importances", "Only these importances", Type("array", items=IMPORTANCE)),
+    Param("branch", "Only memories shown on this git branch (or on every branch)", STR),
 )
+IMPORTANCE_PARAM_SUMMARY = (
+    "critical, normal (when absent) or low: orders memory.context, never memory.search"
+)
+BRANCHES_PARAM_SUMMARY = "Git branches it belongs to (at most 16); none means every branch"
 
 MEMORY_VERBS = (
     Verb(
@@ -131,9 +144,12 @@ MEMORY_VERBS = (
             Param("title", "Short title, weighted highest in search", STR),
             Param("tags", "Lowercase tags", STR_LIST),
             Param("session", "Session this came from", SESSION_ID),
+            # No manifest default: a request without it stays RFC-0020's request, byte for byte.
+            Param("importance", IMPORTANCE_PARAM_SUMMARY, IMPORTANCE),
+            Param("branches", BRANCHES_PARAM_SUMMARY, STR_LIST),
         ),
         result=CHANGE,
-        errors=(E_SPACE, E_TAG, E_SECRET, E_NF_SESSION, E_BUSY),
+        errors=(E_SPACE, E_TAG, E_BRANCH, E_SECRET, E_NF_SESSION, E_BUSY),
         right="write",
         resource="space",
         starts_daemon=True,
@@ -159,8 +175,8 @@ MEMORY_VERBS = (
     ),
     Verb(
         "memory.update",
-        "Change a memory's content, title, kind or tags. Needs the revision you read, so two "
-        "agents can't silently overwrite each other.",
+        "Change a memory's content, title, kind, tags, importance or branches. Needs the "
+        "revision you read, so two agents can't silently overwrite each other.",
         params=(
             Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),
             Param("revision", "The revision you read", Type("integer", min=1), required=True),
@@ -168,9 +184,11 @@ MEMORY_VERBS = (
             Param("title", "New title; empty clears it", STR),
             Param("kind", "New kind", KIND),
             Param("tags", "New tags; an empty array clears them", STR_LIST),
+            Param("importance", "New importance: critical, normal or low", IMPORTANCE),
+            Param("branches", "New branches; an empty array shows it on every branch", STR_LIST),
         ),
         result=CHANGE,
-        errors=(E_NF_MEMORY, E_REVISION, E_DUPLICATE, E_TAG, E_SECRET, E_BUSY),
+        errors=(E_NF_MEMORY, E_REVISION, E_DUPLICATE, E_TAG, E_BRANCH, E_SECRET, E_BUSY),
         right="write",
         resource="id",
         starts_daemon=True,
@@ -280,8 +298,40 @@ MEMORY_VERBS = (
         starts_daemon=True,
     ),
     Verb(
+        "memory.context",
+        "The most important memories of some spaces as Markdown within a byte budget, for the "
+        "start of a session: each space's description, then its memories by importance and "
+        "latest update, each with its ID, importance, age and author. Entries that don't fit "
+        "are left out whole and counted. " + T1_SENTENCE,
+        params=(
+            Param(
+                "spaces",
+                "Spaces to show, in this order, such as user and project/<name>",
+                Type("array", items=STR, max_items=32),
+                required=True,
+            ),
+            Param("branch", "The current git branch: hide memories of other branches", STR),
+            Param("kinds", "Only these kinds", Type("array", items=KIND)),
+            Param(
+                "budget",
+                "Most UTF-8 bytes of the whole text, 1024 to 65536",
+                Type("integer", min=1024, max=65536),
+                default=8192,
+            ),
+        ),
+        result=_obj(
+            _f("text", "The Markdown", STR),
+            _f("memories", "IDs shown, in order", STR_LIST),
+            _f("omitted", "Memories left out to fit the budget", INT),
+            _f("bytes", "Size of text in UTF-8 bytes", INT),
+        ),
+        errors=(E_SPACE, E_BRANCH, E_READ),
+        starts_daemon=True,
+    ),
+    Verb(
         "space.list",
-        "List the spaces you can read, with how many live memories each holds.",
+        "List the spaces you can read, with how many live memories each holds and what "
+        "belongs in it. Read a space's description before you write to it.",
         result=_obj(
             _f(
                 "spaces",
@@ -292,10 +342,27 @@ MEMORY_VERBS = (
                         _f("space", "Name", STR),
                         _f("memories", "Live memories", INT),
                         _f("updated", "Last change", STR),
+                        _f("description", "What belongs here; absent when none", STR, False),
                     ),
                 ),
             )
         ),
+        starts_daemon=True,
+    ),
+    Verb(
+        "space.describe",
+        "Say what belongs in a space and when to recall it (at most 512 bytes; empty clears "
+        "it). A described space is listed even while it holds no memory.",
+        params=(
+            Param("space", "Space name", STR, required=True),
+            Param("description", "One line; empty clears it", STR, required=True),
+        ),
+        result=_obj(
+            _f("space", "Space name", STR), _f("changed", "False if it already said this", BOOL)
+        ),
+        errors=(E_SPACE, E_SECRET, E_BUSY),
+        right="write",
+        resource="space",
         starts_daemon=True,
     ),
 )

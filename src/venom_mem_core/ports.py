@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from .grants import Access
-from .records import Client, Memory, Session, Version
+from .records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
 
 __all__ = [
     "Clock",
@@ -40,6 +40,7 @@ class MemoryFilter:
 
     ``access`` is the caller's readable set; ``None`` members mean "no restriction".
     ``tags`` must all be present. ``include_deleted`` admits tombstones (lists only).
+    ``branch``: a memory with branches passes only if they include it; one without passes.
     """
 
     access: Access
@@ -47,6 +48,8 @@ class MemoryFilter:
     kinds: frozenset[str] | None = None
     tags: frozenset[str] = frozenset()
     sessions: frozenset[int] | None = None
+    importances: frozenset[str] | None = None
+    branch: str | None = None
     include_deleted: bool = False
 
     def matches(self, memory: Memory) -> bool:
@@ -58,6 +61,8 @@ class MemoryFilter:
             and (self.kinds is None or memory.kind in self.kinds)
             and self.tags.issubset(memory.tags)
             and (self.sessions is None or memory.session in self.sessions)
+            and (self.importances is None or memory.importance in self.importances)
+            and (self.branch is None or not memory.branches or self.branch in memory.branches)
         )
 
 
@@ -77,9 +82,13 @@ class FtsMatch:
 
 @attrs.frozen(kw_only=True)
 class SpaceSummary:
+    """A space's live memories readable by the caller, and its description if it has one.
+    ``updated`` is the latest of those memories' and the description's times."""
+
     space: str
     memories: int
     updated: str
+    description: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -121,7 +130,18 @@ class ReadTx(Protocol):
         """Newest (highest ID) first, IDs below ``after`` when it is given."""
 
     def space_summaries(self, access: Access) -> list[SpaceSummary]:
-        """Spaces with at least one live memory readable through ``access``, by name."""
+        """Spaces with at least one live memory readable through ``access``, or with a
+        description and readable as a whole, by name."""
+
+    def space_descriptions(self, spaces: Sequence[str]) -> dict[str, SpaceDescription]:
+        """The descriptions of those of ``spaces`` that have one."""
+
+    def context_entries(self, where: MemoryFilter, offset: int, limit: int) -> list[ContextEntry]:
+        """Live rows passing ``where`` in memory.context's order: importance (critical,
+        normal, low), then latest ``updated``, then highest ID; ``limit`` from ``offset``."""
+
+    def count_memories(self, where: MemoryFilter) -> int:
+        """How many live rows pass ``where``."""
 
     def get_session(self, id: int) -> Session | None: ...
 
@@ -176,6 +196,11 @@ class WriteTx(ReadTx, Protocol):
     def delete_client(self, name: str) -> None: ...
 
     def set_meta(self, key: str, value: str) -> None: ...
+
+    def set_space_description(self, description: SpaceDescription) -> None:
+        """Set a space's description, replacing any earlier one."""
+
+    def delete_space_description(self, space: str) -> None: ...
 
 
 @runtime_checkable

@@ -12,20 +12,25 @@ from typing import Literal
 import attrs
 
 __all__ = [
+    "IMPORTANCES",
     "KINDS",
     "RELATIONS",
     "Action",
     "Client",
+    "ContextEntry",
     "Grant",
     "Hit",
     "Memory",
     "Principal",
     "Provenance",
     "Session",
+    "SpaceDescription",
     "Version",
 ]
 
 KINDS = ("fact", "decision", "procedure", "note")
+# In the order memory.context shows them (docs/adr/0017); memory.search never reads it.
+IMPORTANCES = ("critical", "normal", "low")
 RELATIONS = ("continue", "fork", "subagent")
 Action = Literal["add", "update", "delete", "restore"]
 
@@ -80,6 +85,9 @@ class Memory:
     content_sha256: bytes
     title: str = ""
     tags: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    importance: str = "normal"
+    # Git branch names; none means the memory is shown on every branch.
+    branches: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     revision: int = 1
     author: Provenance
     updated_by: Provenance
@@ -104,6 +112,8 @@ class Version:
     title: str
     content: str
     tags: tuple[str, ...] = attrs.field(converter=_strings)
+    importance: str = "normal"
+    branches: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     by: Provenance
     ts: str
 
@@ -118,6 +128,39 @@ class Hit:
     fts_rank: int | None = None
     vector_rank: int | None = None
     similarity: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ContextEntry:
+    """What memory.context shows of a memory: few fields, as it reads every row of a space."""
+
+    id: int
+    importance: str
+    created: str
+    updated: str
+    by: str  # the author's label, else its principal ID
+    content: str
+
+    @classmethod
+    def of(cls, memory: Memory) -> ContextEntry:
+        return cls(
+            id=memory.id,
+            importance=memory.importance,
+            created=memory.created,
+            updated=memory.updated,
+            by=memory.author.label or memory.author.principal,
+            content=memory.content,
+        )
+
+
+@attrs.frozen(kw_only=True)
+class SpaceDescription:
+    """What belongs in a space and when to recall it, and who said so (docs/adr/0018)."""
+
+    space: str
+    description: str
+    by: Provenance
+    updated: str
 
 
 @attrs.frozen(kw_only=True)

@@ -2,6 +2,10 @@
 
 Absent members are absent, never null: ``title`` when empty, ``session``, ``label``,
 ``deleted``, ``parent``, ``relation``, ``cwd``, ``harness_session`` and ``ended``.
+
+``importance`` and ``branches`` (ADR 0017): memory.get always carries both; a hit carries
+``importance`` only when it isn't ``normal`` and ``branches`` only when there are some, so a
+hit of a memory that uses neither is exactly RFC-0020's (its section 1 transcript pins it).
 """
 
 from __future__ import annotations
@@ -43,11 +47,15 @@ def grant_json(g: Grant) -> dict[str, str]:
     return {"right": g.right, "scope": g.scope}
 
 
-def _memory_common(m: Memory) -> dict[str, Any]:
+def _memory_common(m: Memory, *, full: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"id": memory_id(m.id), "space": m.space, "kind": m.kind}
     if m.title:
         out["title"] = m.title
     out["tags"] = list(m.tags)
+    if full or m.importance != "normal":
+        out["importance"] = m.importance
+    if full or m.branches:
+        out["branches"] = list(m.branches)
     out["revision"] = m.revision
     out["author"] = provenance_json(m.author)
     out["updated_by"] = provenance_json(m.updated_by)
@@ -60,7 +68,7 @@ def _memory_common(m: Memory) -> dict[str, Any]:
 
 def memory_json(m: Memory, *, embedding: str | None = None) -> dict[str, Any]:
     """The Memory shape of section 2, as memory.get returns it."""
-    out = _memory_common(m)
+    out = _memory_common(m, full=True)
     out["content"] = m.content
     if m.deleted is not None:
         out["deleted"] = m.deleted
@@ -71,7 +79,7 @@ def memory_json(m: Memory, *, embedding: str | None = None) -> dict[str, Any]:
 
 def hit_json(h: Hit, *, search: bool = True) -> dict[str, Any]:
     """The Hit shape of section 5; lists (``search=False``) carry no ranking members."""
-    out = _memory_common(h.memory)
+    out = _memory_common(h.memory, full=False)
     if h.memory.deleted is not None:
         out["deleted"] = h.memory.deleted
     out["snippet"] = h.snippet

@@ -88,6 +88,18 @@ def render_skill(manifest: Manifest = MANIFEST) -> str:
         "Search the project's space and `user` before you start, and add what you learn where "
         "it belongs. Kinds are `fact`, `decision`, `procedure` and `note`.",
         "",
+        f"- Start with `{tool_name('memory.context')}` (`spaces` the project's space and "
+        "`user`, `branch` the current git branch): the most important memories of those "
+        "spaces, within a byte budget. What it leaves out is not deleted; search finds it.",
+        f"- Read a space's description (`{tool_name('space.list')}`) before you write to it: "
+        "it says what belongs there and when to recall it. Set one with "
+        f"`{tool_name('space.describe')}` for a space you start.",
+        "- Give `importance` `critical` only to what every session must know (it is shown "
+        "first), `low` to what may be left out; the default is `normal`. It never changes "
+        "search ranking.",
+        "- Give `branches` (git branch names) to a memory true only on those branches; one "
+        "without branches is shown on every branch.",
+        "",
         "## How to call it",
         "",
         f"- Prefer the MCP tools (`{tool_name('memory.add')}`, `{tool_name('memory.search')}`, "

@@ -10,18 +10,22 @@ from collections.abc import Sequence
 
 from .errors import VenomError
 from .ids import MAX_ID, id_number
-from .records import KINDS, RELATIONS
+from .records import IMPORTANCES, KINDS, RELATIONS
 
 __all__ = [
     "CLIENT_NAME_RE",
     "SECRET_RE",
     "SPACE_RE",
     "TAG_RE",
+    "check_branch",
+    "check_branches",
     "check_client_name",
     "check_content",
     "check_cwd",
+    "check_description",
     "check_harness",
     "check_harness_session",
+    "check_importance",
     "check_kind",
     "check_relation",
     "check_space",
@@ -43,6 +47,11 @@ MAX_TAGS = 16
 MAX_HARNESS_BYTES = 64
 MAX_HARNESS_SESSION_BYTES = 256
 MAX_CWD_BYTES = 4096
+MAX_BRANCHES = 16
+MAX_BRANCH_BYTES = 128
+MAX_DESCRIPTION_BYTES = 512
+# What `git check-ref-format --branch` refuses anywhere in a name: controls, space, ~ ^ : ? * [ \
+_REF_BAD_CHAR_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
 
 
 def utf8_len(text: str, param: str) -> int:
@@ -81,6 +90,73 @@ def check_kind(kind: str, param: str = "kind") -> str:
     if kind not in KINDS:
         raise VenomError.param("type", param, f"kind must be one of {', '.join(KINDS)}")
     return kind
+
+
+def check_importance(importance: str, param: str = "importance") -> str:
+    if importance not in IMPORTANCES:
+        raise VenomError.param("type", param, f"importance must be one of {', '.join(IMPORTANCES)}")
+    return importance
+
+
+def _ref_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a branch name git accepts (git-check-ref-format(1)), or ``None``."""
+    if not name:
+        return "is empty"
+    if _REF_BAD_CHAR_RE.search(name):
+        return "contains a space, a control character or one of ~ ^ : ? * [ \\"
+    if name.startswith("-"):
+        return "starts with -"
+    if name == "@" or ".." in name or "@{" in name or "//" in name:
+        return "is @ or contains .., @{ or //"
+    if name.startswith("/") or name.endswith(("/", ".")):
+        return "starts with / or ends with / or ."
+    for part in name.split("/"):
+        if part.startswith(".") or part.endswith(".lock"):
+            return "has a component starting with . or ending with .lock"
+    return None
+
+
+def check_branch(branch: str, param: str = "branch") -> str:
+    """One git branch name of at most 128 bytes: ``invalid_params.branch`` otherwise."""
+    size = utf8_len(branch, param)
+    if size > MAX_BRANCH_BYTES:
+        raise VenomError.param(
+            "range", param, f"branch is {size} bytes; at most {MAX_BRANCH_BYTES}"
+        )
+    problem = _ref_name_problem(branch)
+    if problem is not None:
+        raise VenomError.param(
+            "branch", param, f"branch {branch!r} {problem}: not a git branch name"
+        )
+    _check_secret(branch, param)  # a token is a valid ref name, and is stored text too
+    return branch
+
+
+def check_branches(branches: Sequence[str], param: str = "branches") -> tuple[str, ...]:
+    if len(branches) > MAX_BRANCHES:
+        raise VenomError.param("range", param, f"{len(branches)} branches; at most {MAX_BRANCHES}")
+    for branch in branches:
+        if not isinstance(branch, str):
+            raise VenomError.param("type", param, "branches must be strings")
+        check_branch(branch, param)
+    if len(set(branches)) != len(branches):
+        raise VenomError.param("branch", param, "branches must be unique")
+    return tuple(branches)
+
+
+def check_description(description: str, param: str = "description") -> str:
+    """A space's description: one line of at most 512 bytes, no token; empty clears it."""
+    size = utf8_len(description, param)
+    if size > MAX_DESCRIPTION_BYTES:
+        raise VenomError.param(
+            "range", param, f"description is {size} bytes; at most {MAX_DESCRIPTION_BYTES}"
+        )
+    if _CONTROL_RE.search(description):
+        raise VenomError.param(
+            "type", param, "description must be one line without control characters"
+        )
+    _check_secret(description, param)
+    return description
 
 
 def _check_secret(text: str, param: str) -> None:

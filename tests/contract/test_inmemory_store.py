@@ -35,7 +35,7 @@ class TestInMemoryStore(StoreContract):
     def test_describe(self, store: InMemoryStore) -> None:
         assert store.describe() == {
             "path": ":memory:",
-            "schema_version": 1,
+            "schema_version": 2,
             "sqlite_version": "none",
             "bytes": 0,
         }

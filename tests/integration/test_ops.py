@@ -33,6 +33,7 @@ from venom_mem_adapters.daemon.ops.events import (
 from venom_mem_adapters.mcp.tools import build_catalog
 from venom_mem_adapters.sqlite import SqliteStore
 from venom_mem_cli.app import build_cli
+from venom_mem_cli.here import HERE_VERBS
 from venom_mem_core.clock import FixedClock
 from venom_mem_core.config import Config
 from venom_mem_core.errors import VenomError
@@ -72,14 +73,14 @@ def test_mem_01_doctor_reports_store_path_and_schema_version(world: World) -> No
         assert check["status"] == "ok"
         assert check["fix"].startswith(("venom-mem ", "ls "))
     assert checks["store.open"]["message"] == f"Store open at {world.store}"
-    assert checks["store.schema"]["message"] == "Schema version 1"
+    assert checks["store.schema"]["message"] == "Schema version 2"
     assert checks["embeddings.provider"]["message"] == "Embeddings off: full-text search only"
     assert "on-demand" in checks["daemon.lifetime"]["message"].lower()
     assert "300000" in checks["daemon.lifetime"]["message"]
 
     status = world.ok("store", "status")
     assert status["path"] == str(world.store)
-    assert status["schema_version"] == 1
+    assert status["schema_version"] == 2
     major, minor, *_ = (int(n) for n in status["sqlite_version"].split("."))
     assert (major, minor) >= (3, 42)
     assert status["sqlite_version"] in checks["store.sqlite"]["message"]
@@ -118,6 +119,8 @@ def test_mem_01_cli_and_mcp_come_from_one_manifest() -> None:
         assert spec.verb.name == verb.name
         assert spec.description == verb.summary
         options = {p.name for p in command.params} - {"json_output"}
+        if verb.name in HERE_VERBS:  # the CLI's own flag: the caller's cwd (ADR 0017)
+            options -= {"here"}
         assert options == {p.name for p in verb.params}
         assert set(spec.input_schema["properties"]) == {p.name for p in verb.params} - {"follow"}
     assert cli_paths == expected_cli

@@ -120,7 +120,7 @@ def resource_of(verb: Verb, target: dict[str, Any]) -> Resource | None:
         return Resource("space", target["space"])
     if verb.resource == "id":
         return Resource("memory", target["id"], target.get("memory_space"))
-    if verb.name in ("memory.search", "memory.list") and target.get("spaces"):
+    if verb.name in ("memory.search", "memory.list", "memory.context") and target.get("spaces"):
         return Resource("space", target["spaces"][0])  # each explicit item of spaces
     if verb.resource == "session" and "session" in target:
         return Resource("session", target["session"])
@@ -228,7 +228,9 @@ def params_for(verb: Verb, m: Matrix, present: bool) -> tuple[dict[str, Any], di
         "memory.add": lambda: {"space": TARGET, "content": m.unique("add")},
         "memory.search": lambda: {"query": "matrix", "spaces": [TARGET]},
         "memory.list": lambda: {"spaces": [TARGET]},
+        "memory.context": lambda: {"spaces": [TARGET]},
         "space.list": dict,
+        "space.describe": lambda: {"space": TARGET, "description": m.unique("d")},
         "session.start": lambda: {"harness": "matrix"},
         "session.list": dict,
         "client.add": lambda: {

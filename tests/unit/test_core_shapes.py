@@ -51,6 +51,8 @@ def test_minimal_memory() -> None:
         "space": "user",
         "kind": "note",
         "tags": [],
+        "importance": "normal",
+        "branches": [],
         "revision": 1,
         "author": {"principal": "g1", "label": "claude-code"},
         "updated_by": {"principal": "g1", "label": "claude-code"},

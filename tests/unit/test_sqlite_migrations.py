@@ -7,6 +7,7 @@ SQLite client, so they do not depend on the adapter under test.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -16,7 +17,10 @@ import pytest
 
 from venom_mem_adapters.sqlite import DEFAULT_MIGRATIONS, Migration, SqliteStore
 from venom_mem_adapters.sqlite.schema import APPLICATION_ID
+from venom_mem_core import App, LocalClient
+from venom_mem_core.clock import FixedClock
 from venom_mem_core.errors import VenomError
+from venom_mem_core.usecases.principals import resolve_token
 
 
 def _digest(path: Path) -> str:
@@ -40,7 +44,7 @@ def _stdlib_db(path: Path, *statements: str) -> None:
     path.chmod(0o600)
 
 
-def _v1_store(path: Path) -> None:
+def _v2_store(path: Path) -> None:
     with SqliteStore.open(path) as store, store.write() as tx:
         tx.set_meta("marker", "kept")
 
@@ -68,7 +72,7 @@ def test_newer_database_refused_and_untouched(tmp_path: Path, wal: bool) -> None
     _stdlib_db(
         path,
         f"PRAGMA application_id = {APPLICATION_ID}",
-        "PRAGMA user_version = 2",
+        "PRAGMA user_version = 3",
         "CREATE TABLE future (x)",
         *(["PRAGMA journal_mode = WAL"] if wal else []),
     )
@@ -77,8 +81,8 @@ def test_newer_database_refused_and_untouched(tmp_path: Path, wal: bool) -> None
         SqliteStore.open(path)
     assert info.value.code == "unsupported.store_schema"
     assert info.value.exit_code == 10
-    assert info.value.data["found"] == 2
-    assert info.value.data["supported"] == 1
+    assert info.value.data["found"] == 3
+    assert info.value.data["supported"] == 2
     _untouched(path, before)
 
 
@@ -96,7 +100,7 @@ def test_a_refused_database_with_a_leftover_wal_gets_no_shm(
     writer = sqlite3.connect(made / "store.db")
     writer.execute("PRAGMA journal_mode = WAL")
     writer.execute(f"PRAGMA application_id = {application_id}")
-    writer.execute("PRAGMA user_version = 2")
+    writer.execute("PRAGMA user_version = 3")
     writer.execute("CREATE TABLE future (x)")
     writer.commit()
     writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -155,7 +159,7 @@ def test_other_sqlite_database_refused_and_untouched(
 # -- 0 -> 1 ----------------------------------------------------------------------------------
 
 
-def test_empty_file_and_empty_sqlite_database_become_schema_1(tmp_path: Path) -> None:
+def test_empty_file_and_empty_sqlite_database_become_schema_2(tmp_path: Path) -> None:
     directory = _directory(tmp_path)
     empty_file = directory / "a.db"
     empty_file.touch(mode=0o600)
@@ -163,11 +167,13 @@ def test_empty_file_and_empty_sqlite_database_become_schema_1(tmp_path: Path) ->
     _stdlib_db(empty_db, "PRAGMA user_version = 0")
     for path in (empty_file, empty_db):
         with SqliteStore.open(path) as store:
-            assert store.describe()["schema_version"] == 1
-        assert not Path(f"{path}.bak-0").exists()  # nothing to back up on a new database
+            assert store.describe()["schema_version"] == 2
+        # Nothing to back up on a new database, before either step.
+        assert not Path(f"{path}.bak-0").exists()
+        assert not Path(f"{path}.bak-1").exists()
 
 
-# -- 1 -> 2, synthetic -----------------------------------------------------------------------
+# -- 2 -> 3, synthetic -----------------------------------------------------------------------
 
 
 def _add_notes(connection: apsw.Connection) -> None:
@@ -177,16 +183,16 @@ def _add_notes(connection: apsw.Connection) -> None:
 
 def test_synthetic_migration_backs_up_then_applies(tmp_path: Path) -> None:
     path = _directory(tmp_path) / "store.db"
-    _v1_store(path)
+    _v2_store(path)
     ladder = (*DEFAULT_MIGRATIONS, Migration(name="add notes", apply=_add_notes))
     with SqliteStore.open(path, migrations=ladder) as store:
-        assert store.describe()["schema_version"] == 2
+        assert store.describe()["schema_version"] == 3
         with store.read() as tx:
             assert tx.get_meta("marker") == "kept"
             assert tx._rows("SELECT text FROM notes") == [("kept",)]
-    backup = Path(f"{path}.bak-1")
+    backup = Path(f"{path}.bak-2")
     assert os.lstat(backup).st_mode & 0o777 == 0o600
-    assert _user_version(backup) == 1
+    assert _user_version(backup) == 2
     check = sqlite3.connect(backup)
     try:
         assert check.execute("SELECT value FROM meta WHERE key = 'marker'").fetchone() == ("kept",)
@@ -208,26 +214,179 @@ def test_synthetic_migration_backs_up_then_applies(tmp_path: Path) -> None:
 def _half_then_fail(connection: apsw.Connection) -> None:
     connection.execute("CREATE TABLE half_done (x)")
     connection.execute("UPDATE meta SET value = 'changed' WHERE key = 'marker'")
-    raise RuntimeError("step 1 -> 2 broke halfway")
+    raise RuntimeError("step 2 -> 3 broke halfway")
 
 
 def test_failing_migration_leaves_the_old_schema(tmp_path: Path) -> None:
     path = _directory(tmp_path) / "store.db"
-    _v1_store(path)
+    _v2_store(path)
     ladder = (*DEFAULT_MIGRATIONS, Migration(name="breaks", apply=_half_then_fail))
     with pytest.raises(VenomError) as info:
         SqliteStore.open(path, migrations=ladder)
     assert info.value.code == "failed.store_migration"
     assert info.value.exit_code == 1
-    assert info.value.data == {"path": str(path), "from": 1, "to": 2}
-    assert "step 1 -> 2 broke halfway" in info.value.message
-    assert _user_version(path) == 1
+    assert info.value.data == {"path": str(path), "from": 2, "to": 3}
+    assert "step 2 -> 3 broke halfway" in info.value.message
+    assert _user_version(path) == 2
     with SqliteStore.open(path) as store, store.read() as tx:
         assert tx.get_meta("marker") == "kept"
         assert tx._rows("SELECT name FROM sqlite_schema WHERE name = 'half_done'") == []
-    assert Path(f"{path}.bak-1").exists()
+    assert Path(f"{path}.bak-2").exists()
     # A second attempt replaces the earlier backup with a fresh, complete one.
     with pytest.raises(VenomError):
         SqliteStore.open(path, migrations=ladder)
+    assert _user_version(Path(f"{path}.bak-2")) == 2
+    assert not Path(f"{path}.bak-2.partial").exists()
+
+
+# -- 1 -> 2, from a real version-1 store -----------------------------------------------------
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "store-v1.db"
+FIXTURE_FACTS = Path(__file__).parents[1] / "fixtures" / "store-v1.json"
+V1_TABLES = {
+    "memories": "id",
+    "memory_versions": "memory, revision",
+    "memory_vectors": "memory",
+    "sessions": "id",
+    "clients": "name",
+    "meta": "key",
+}
+
+
+def _fixture_copy(tmp_path: Path) -> Path:
+    path = _directory(tmp_path) / "store.db"
+    path.write_bytes(FIXTURE.read_bytes())
+    path.chmod(0o600)
+    return path
+
+
+def _v1_rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every version-1 table, version-1 columns only, in key order."""
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        out = {}
+        for table, key in V1_TABLES.items():
+            names = [r[1] for r in connection.execute(f"PRAGMA table_info({table})")]
+            names = [n for n in names if n not in ("importance", "branches")]
+            out[table] = connection.execute(
+                f"SELECT {', '.join(names)} FROM {table} ORDER BY {key}"
+            ).fetchall()
+        return out
+    finally:
+        connection.close()
+
+
+def test_the_version_1_fixture_is_what_it_claims() -> None:
+    """The fixture holds what the upgrade must keep (tests/fixtures/make_store_v1.py)."""
+    assert _user_version(FIXTURE) == 1
+    rows = _v1_rows(FIXTURE)
+    assert len(rows["memories"]) == 5
+    assert len(rows["memory_versions"]) == 10
+    assert len(rows["memory_vectors"]) == 2
+    assert len(rows["sessions"]) == 3
+    assert [r[0] for r in rows["clients"]] == ["claude-code", "codex"]
+
+
+def test_version_1_store_upgrades_keeping_every_row(tmp_path: Path) -> None:
+    path = _fixture_copy(tmp_path)
+    before = _v1_rows(path)
+    with SqliteStore.open(path) as store:
+        assert store.describe()["schema_version"] == 2
+    after = _v1_rows(path)
+    assert after == before
+    check = sqlite3.connect(path)
+    try:
+        assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert check.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert check.execute("SELECT DISTINCT importance, branches FROM memories").fetchall() == [
+            ("normal", "")
+        ]
+        assert check.execute(
+            "SELECT DISTINCT importance, branches FROM memory_versions"
+        ).fetchall() == [("normal", "")]
+        assert check.execute("SELECT count(*) FROM spaces").fetchone() == (0,)
+    finally:
+        check.close()
+    # The full-text index still answers (the stdlib's older SQLite can't read FTS5 with
+    # secure-delete, hence apsw), and a CHECK guards each new column.
+    fts = apsw.Connection(str(path))
+    try:
+        assert fts.execute(
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH 'zigversion'"
+        ).fetchall() == [(1,)]
+        for bad in ("importance = 'urgent'", "branches = ' main'"):
+            with pytest.raises(apsw.ConstraintError):
+                fts.execute(f"UPDATE memories SET {bad} WHERE id = 1")
+    finally:
+        fts.close()
+    backup = Path(f"{path}.bak-1")
+    assert os.lstat(backup).st_mode & 0o777 == 0o600
+    assert _user_version(backup) == 1
+    assert _v1_rows(backup) == before
+
+
+def test_upgraded_store_serves_its_clients_memories_and_sessions(tmp_path: Path) -> None:
+    path = _fixture_copy(tmp_path)
+    tokens = json.loads(FIXTURE_FACTS.read_text())
+    with SqliteStore.open(path) as store:
+        app = App(store=store, clock=FixedClock())
+        claude = LocalClient(app, resolve_token(app, tokens["claude_code_token"], unknown=()))
+        assert claude.principal.id == "g1"
+        assert claude.principal.label == "claude-code"
+        zig = claude.call("memory.get", {"id": "m1"})
+        assert zig["revision"] == 3
+        assert zig["importance"] == "normal"
+        assert zig["branches"] == []
+        assert zig["tags"] == ["zig"]
+        assert zig["embedding"] == "off"
+        history = claude.call("memory.history", {"id": "m1"})["versions"]
+        assert [(h["revision"], h["action"], h["by"]["principal"]) for h in history] == [
+            (3, "update", "g1"),
+            (2, "update", "g2"),
+            (1, "add", "g1"),
+        ]
+        first = claude.call("memory.get", {"id": "m1", "revision": 1})
+        assert first["content"] == "venom-std pins Zig with .zigversion; check it before upgrading."
+        assert first["importance"] == "normal"
+        with pytest.raises(VenomError) as info:
+            claude.call("memory.get", {"id": "m4"})
+        assert info.value.code == "not_found.memory"
+        assert claude.call("memory.get", {"id": "m4", "include_deleted": True})["deleted"]
+        hits = claude.call(
+            "memory.search", {"query": "proto tests", "session": "s3", "lineage": True}
+        )
+        assert [h["id"] for h in hits["results"]] == ["m2"]
+        chain = claude.call("session.chain", {"session": "s3"})
+        assert [s["session"] for s in chain["chain"]] == ["s1", "s2", "s3"]
+        # An importance-only change is a revision like any other.
+        changed = claude.call(
+            "memory.update", {"id": "m1", "revision": 3, "importance": "critical"}
+        )
+        assert changed == {"id": "m1", "revision": 4, "changed": True}
+        with store.read() as tx:
+            assert tx._rows("SELECT count(*) FROM memory_vectors") == [(2,)]  # vectors kept
+    # Reopening needs no second backup.
+    stamp = os.stat(f"{path}.bak-1").st_mtime_ns
+    SqliteStore.open(path).close()
+    assert os.stat(f"{path}.bak-1").st_mtime_ns == stamp
+
+
+def test_a_failing_upgrade_from_version_1_leaves_version_1(tmp_path: Path) -> None:
+    """Someone made a table named spaces by hand: the step fails, and not one of its
+    statements stays (the columns it added before failing are gone too)."""
+    path = _fixture_copy(tmp_path)
+    _stdlib_db(path, "CREATE TABLE spaces (x)")
+    before = _v1_rows(path)
+    with pytest.raises(VenomError) as info:
+        SqliteStore.open(path)
+    assert info.value.code == "failed.store_migration"
+    assert info.value.data == {"path": str(path), "from": 1, "to": 2}
+    assert _user_version(path) == 1
+    assert _v1_rows(path) == before
+    check = sqlite3.connect(path)
+    try:
+        names = [r[1] for r in check.execute("PRAGMA table_info(memories)")]
+    finally:
+        check.close()
+    assert "importance" not in names
     assert _user_version(Path(f"{path}.bak-1")) == 1
-    assert not Path(f"{path}.bak-1.partial").exists()

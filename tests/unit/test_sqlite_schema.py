@@ -30,7 +30,7 @@ def test_application_id_and_user_version(conn: apsw.Connection) -> None:
     assert APPLICATION_ID == 1447904589
     assert APPLICATION_ID.to_bytes(4, "big") == b"VMEM"
     assert conn.pragma("application_id") == 1447904589
-    assert conn.pragma("user_version") == 1
+    assert conn.pragma("user_version") == 2
 
 
 def test_meta_starts_the_principal_counter(conn: apsw.Connection) -> None:
@@ -57,6 +57,7 @@ def test_every_table_index_and_trigger_exists(conn: apsw.Connection) -> None:
         "memory_vectors",
         "clients",
         "memory_fts",
+        "spaces",
     }
     assert set(INDEXES) == {
         "sessions_harness",
@@ -76,7 +77,7 @@ def test_columns_as_the_spec_writes_them(conn: apsw.Connection) -> None:
     assert _columns(conn, "memories") == [
         "id", "space", "kind", "title", "content", "content_sha256", "tags", "revision",
         "principal", "label", "updated_by", "updated_label", "session", "created", "updated",
-        "deleted",
+        "deleted", "importance", "branches",
     ]  # fmt: skip
     assert _columns(conn, "sessions") == [
         "id", "harness", "harness_session", "parent", "relation", "cwd", "principal", "label",
@@ -84,8 +85,9 @@ def test_columns_as_the_spec_writes_them(conn: apsw.Connection) -> None:
     ]  # fmt: skip
     assert _columns(conn, "memory_versions") == [
         "memory", "revision", "action", "kind", "title", "content", "tags", "principal",
-        "label", "ts",
+        "label", "ts", "importance", "branches",
     ]  # fmt: skip
+    assert _columns(conn, "spaces") == ["space", "description", "principal", "label", "updated"]
     assert _columns(conn, "memory_vectors") == ["memory", "model", "embedding"]
     assert _columns(conn, "clients") == [
         "name", "principal", "grants", "token_hash", "created", "expires",

@@ -4,7 +4,8 @@ The filter runs inside the same statement as the ranking (RFC-0020 section 5, st
 unreadable row never reaches ORDER BY or LIMIT. Sets travel as one JSON array binding read
 with ``json_each``, so the SQL text does not depend on how many spaces or IDs a grant names
 and the statement cache keeps working. Tags are stored space-separated: a tag is present when
-``' ' || tags || ' '`` contains ``' ' || tag || ' '``.
+``' ' || tags || ' '`` contains ``' ' || tag || ' '``; branches are stored and matched the
+same way, and a memory with none (``''``) passes every branch.
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ class Predicate:
         )
 
 
+def _listed(column: str, value: str) -> Predicate:
+    """``value`` is one of the space-separated words in ``column``."""
+    return Predicate(f"instr(' ' || {column} || ' ', ' ' || ? || ' ') > 0", (value,))
+
+
 def _in(column: str, values: Iterable[Any]) -> Predicate:
     return Predicate(f"{column} IN (SELECT value FROM json_each(?))", (json.dumps(sorted(values)),))
 
@@ -75,9 +81,14 @@ def memory_predicate(where: MemoryFilter, *, alias: str = "m") -> Predicate:
     if where.kinds is not None:
         parts.append(_in(f"{alias}.kind", where.kinds))
     for tag in sorted(where.tags):
-        parts.append(Predicate(f"instr(' ' || {alias}.tags || ' ', ' ' || ? || ' ') > 0", (tag,)))
+        parts.append(_listed(f"{alias}.tags", tag))
     if where.sessions is not None:
         parts.append(_in(f"{alias}.session", where.sessions))
+    if where.importances is not None:
+        parts.append(_in(f"{alias}.importance", where.importances))
+    if where.branch is not None:
+        on_branch = _listed(f"{alias}.branches", where.branch)
+        parts.append(Predicate.any_of([Predicate(f"{alias}.branches = ''"), on_branch]))
     return Predicate.all_of(parts)
 
 

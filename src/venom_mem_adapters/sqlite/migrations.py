@@ -7,8 +7,9 @@ newer than the ladder is ``unsupported.store_schema`` and is left byte-for-byte 
 why :func:`inspect_store` looks at it through a connection that cannot create or change a file,
 before anything opens it for writing (switching to WAL alone would rewrite its header).
 
-Rung 0 creates schema 1 in an empty database, so a new store and an upgraded one are built by
-the same code. The ladder is a plain sequence so tests can append synthetic rungs.
+Rung 0 creates schema 1 in an empty database, and rung 1 takes it to schema 2, so a new store
+and an upgraded one are built by the same code. A new database is not backed up: there is
+nothing in it to lose. The ladder is a plain sequence so tests can append synthetic rungs.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from venom_mem_core.errors import VenomError
 from .connection import open_inspection, transaction
 from .errors import translated
 from .paths import backup_path, create_private_file
-from .schema import APPLICATION_ID, SCHEMA_V1
+from .schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_V2
 
 __all__ = [
     "DEFAULT_MIGRATIONS",
@@ -43,13 +44,17 @@ class Migration:
     apply: Callable[[apsw.Connection], None]
 
 
-def _create_schema_v1(connection: apsw.Connection) -> None:
-    for statement in SCHEMA_V1:
-        connection.execute(statement).fetchall()
+def _statements(statements: Sequence[str]) -> Callable[[apsw.Connection], None]:
+    def apply(connection: apsw.Connection) -> None:
+        for statement in statements:
+            connection.execute(statement).fetchall()
+
+    return apply
 
 
 DEFAULT_MIGRATIONS: tuple[Migration, ...] = (
-    Migration(name="create schema 1", apply=_create_schema_v1),
+    Migration(name="create schema 1", apply=_statements(SCHEMA_V1)),
+    Migration(name="importance, branches and space descriptions", apply=_statements(SCHEMA_V2)),
 )
 
 
@@ -161,7 +166,7 @@ def migrate(connection: apsw.Connection, path: Path, ladder: Sequence[Migration]
     for current in range(version, supported):
         rung = ladder[current]
         try:
-            if current > 0:
+            if version > 0:  # an existing store: keep a copy of each version it leaves
                 _backup(connection, path, current)
             with transaction(connection, str(path), immediate=True):
                 rung.apply(connection)

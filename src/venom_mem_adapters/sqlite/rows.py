@@ -1,8 +1,9 @@
 """Rows to records and back: the column lists and the conversions, in one place.
 
-The schema stores provenance as two columns (``principal``/``label``), tags space-separated
-and grants as JSON; the core sees :class:`Provenance`, tuples and :class:`Grant` records. Every
-query selects the columns in the order written here, so the converters can index by position.
+The schema stores provenance as two columns (``principal``/``label``), tags and branches
+space-separated and grants as JSON; the core sees :class:`Provenance`, tuples and
+:class:`Grant` records. Every query selects the columns in the order written here, so the
+converters can index by position.
 """
 
 from __future__ import annotations
@@ -11,12 +12,22 @@ import json
 from collections.abc import Sequence
 from typing import Any, cast
 
-from venom_mem_core.records import Action, Client, Grant, Memory, Provenance, Session, Version
+from venom_mem_core.records import (
+    Action,
+    Client,
+    Grant,
+    Memory,
+    Provenance,
+    Session,
+    SpaceDescription,
+    Version,
+)
 
 __all__ = [
     "CLIENT_COLUMNS",
     "MEMORY_COLUMNS",
     "SESSION_COLUMNS",
+    "SPACE_COLUMNS",
     "VERSION_COLUMNS",
     "client_from_row",
     "client_values",
@@ -25,6 +36,8 @@ __all__ = [
     "memory_values",
     "session_from_row",
     "session_values",
+    "space_from_row",
+    "space_values",
     "version_from_row",
     "version_values",
 ]
@@ -48,6 +61,8 @@ MEMORY_COLUMNS = (
     "created",
     "updated",
     "deleted",
+    "importance",
+    "branches",
 )
 VERSION_COLUMNS = (
     "memory",
@@ -60,6 +75,8 @@ VERSION_COLUMNS = (
     "principal",
     "label",
     "ts",
+    "importance",
+    "branches",
 )
 SESSION_COLUMNS = (
     "id",
@@ -74,6 +91,7 @@ SESSION_COLUMNS = (
     "ended",
 )
 CLIENT_COLUMNS = ("name", "principal", "grants", "token_hash", "created", "expires")
+SPACE_COLUMNS = ("space", "description", "principal", "label", "updated")
 
 
 def columns(names: Sequence[str], alias: str | None = None) -> str:
@@ -106,6 +124,8 @@ def memory_from_row(row: Row) -> Memory:
         created=row[13],
         updated=row[14],
         deleted=row[15],
+        importance=row[16],
+        branches=_tags(row[17]),
     )
 
 
@@ -127,6 +147,8 @@ def memory_values(memory: Memory) -> tuple[Any, ...]:
         memory.created,
         memory.updated,
         memory.deleted,
+        memory.importance,
+        _tags_text(memory.branches),
     )
 
 
@@ -141,6 +163,8 @@ def version_from_row(row: Row) -> Version:
         tags=_tags(row[6]),
         by=Provenance(principal=row[7], label=row[8]),
         ts=row[9],
+        importance=row[10],
+        branches=_tags(row[11]),
     )
 
 
@@ -156,6 +180,8 @@ def version_values(version: Version) -> tuple[Any, ...]:
         version.by.principal,
         version.by.label,
         version.ts,
+        version.importance,
+        _tags_text(version.branches),
     )
 
 
@@ -210,3 +236,16 @@ def client_values(client: Client) -> tuple[Any, ...]:
         client.created,
         client.expires,
     )
+
+
+def space_from_row(row: Row) -> SpaceDescription:
+    return SpaceDescription(
+        space=row[0],
+        description=row[1],
+        by=Provenance(principal=row[2], label=row[3]),
+        updated=row[4],
+    )
+
+
+def space_values(space: SpaceDescription) -> tuple[Any, ...]:
+    return (space.space, space.description, space.by.principal, space.by.label, space.updated)

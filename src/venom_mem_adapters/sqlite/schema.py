@@ -1,4 +1,5 @@
-"""Schema version 1, statement for statement as RFC-0020 section 6 writes it.
+"""Schema version 1, statement for statement as RFC-0020 section 6 writes it, and the
+statements that take it to version 2 (importance, branches, space descriptions; ADR 0017).
 
 One deliberate difference: two triggers are created in the other order, so that they run in
 the order the RFC means (see the comment at ``memories_au_new`` and docs/adr/0003).
@@ -15,6 +16,7 @@ __all__ = [
     "APPLICATION_ID",
     "INDEXES",
     "SCHEMA_V1",
+    "SCHEMA_V2",
     "TABLES",
     "TRIGGERS",
 ]
@@ -29,6 +31,7 @@ TABLES = (
     "memory_vectors",
     "clients",
     "memory_fts",
+    "spaces",
 )
 INDEXES = (
     "sessions_harness",
@@ -147,4 +150,31 @@ END""",
   WHEN new.deleted IS NOT NULL OR old.title <> new.title OR old.content <> new.content BEGIN
   DELETE FROM memory_vectors WHERE memory = new.id;
 END""",
+)
+
+# Branch names are stored space-separated, as tags are: a git branch name holds no space. The
+# CHECK keeps that form (no leading, trailing or doubled space) and 16 names of 128 bytes.
+_BRANCHES_CHECK = (
+    "CHECK (branches NOT LIKE ' %' AND branches NOT LIKE '% '"
+    " AND instr(branches, '  ') = 0 AND length(CAST(branches AS BLOB)) <= 2063)"
+)
+_IMPORTANCE_CHECK = "CHECK (importance IN ('critical', 'normal', 'low'))"
+
+# Version 1 -> 2. ADD COLUMN with a constant default fills every existing row with it, so
+# every memory and version of a version-1 store reads as normal and on every branch.
+SCHEMA_V2: tuple[str, ...] = (
+    "ALTER TABLE memories ADD COLUMN importance TEXT NOT NULL DEFAULT 'normal' "
+    + _IMPORTANCE_CHECK,
+    "ALTER TABLE memories ADD COLUMN branches TEXT NOT NULL DEFAULT '' " + _BRANCHES_CHECK,
+    "ALTER TABLE memory_versions ADD COLUMN importance TEXT NOT NULL DEFAULT 'normal' "
+    + _IMPORTANCE_CHECK,
+    "ALTER TABLE memory_versions ADD COLUMN branches TEXT NOT NULL DEFAULT '' " + _BRANCHES_CHECK,
+    """CREATE TABLE spaces (
+  space       TEXT PRIMARY KEY,
+  description TEXT NOT NULL
+    CHECK (description <> '' AND length(CAST(description AS BLOB)) <= 512),
+  principal   TEXT NOT NULL,
+  label       TEXT,
+  updated     TEXT NOT NULL
+) WITHOUT ROWID""",
 )

@@ -9,6 +9,7 @@ time is the shape of a filter (filters.py) and the placeholders for a known colu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +25,14 @@ from venom_mem_core.ports import (
     StoreCounts,
 )
 from venom_mem_core.ranking import fts_match_expression
-from venom_mem_core.records import Client, Memory, Session, Version
+from venom_mem_core.records import (
+    Client,
+    ContextEntry,
+    Memory,
+    Session,
+    SpaceDescription,
+    Version,
+)
 
 from . import bm25
 from .errors import translated
@@ -33,6 +41,7 @@ from .rows import (
     CLIENT_COLUMNS,
     MEMORY_COLUMNS,
     SESSION_COLUMNS,
+    SPACE_COLUMNS,
     VERSION_COLUMNS,
     client_from_row,
     client_values,
@@ -41,6 +50,8 @@ from .rows import (
     memory_values,
     session_from_row,
     session_values,
+    space_from_row,
+    space_values,
     version_from_row,
     version_values,
 )
@@ -53,6 +64,12 @@ _MEMORY = columns(MEMORY_COLUMNS, "m")
 _SESSION = columns(SESSION_COLUMNS, "s")
 _VERSION = columns(VERSION_COLUMNS)
 _CLIENT = columns(CLIENT_COLUMNS)
+_SPACE = columns(SPACE_COLUMNS)
+# memory.context's order: importance as IMPORTANCES lists it, then latest update, then ID.
+_CONTEXT_ORDER = (
+    "CASE m.importance WHEN 'critical' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END,"
+    " m.updated DESC, m.id DESC"
+)
 _SNIPPET = "snippet(memory_fts, 1, '', '', '…', 64)"
 _BUILTIN_BM25 = "bm25(memory_fts, {}, {}, {})".format(*bm25.WEIGHTS)
 
@@ -79,6 +96,8 @@ def _only_live(where: MemoryFilter) -> bool:
         and where.kinds is None
         and not where.tags
         and where.sessions is None
+        and where.importances is None
+        and where.branch is None
     )
 
 
@@ -202,13 +221,65 @@ class SqliteReadTx:
 
     def space_summaries(self, access: Access) -> list[SpaceSummary]:
         readable = access_predicate(access, alias="m")
+        counted = {
+            r[0]: (int(r[1]), str(r[2]))
+            for r in self._rows(
+                "SELECT m.space, count(*), max(m.updated) FROM memories AS m"
+                f" WHERE m.deleted IS NULL AND ({readable.sql})"
+                " GROUP BY m.space",
+                readable.params,
+            )
+        }
+        described = {
+            d.space: d
+            for d in map(space_from_row, self._rows(f"SELECT {_SPACE} FROM spaces"))
+            if access.everything or d.space in access.spaces
+        }
+        out = []
+        for space in sorted(counted.keys() | described.keys()):
+            memories, updated = counted.get(space, (0, ""))
+            description = described.get(space)
+            if description is not None:
+                updated = max(updated, description.updated)
+            out.append(
+                SpaceSummary(
+                    space=space,
+                    memories=memories,
+                    updated=updated,
+                    description=description.description if description else None,
+                )
+            )
+        return out
+
+    def space_descriptions(self, spaces: Sequence[str]) -> dict[str, SpaceDescription]:
         rows = self._rows(
-            "SELECT m.space, count(*), max(m.updated) FROM memories AS m"
-            f" WHERE m.deleted IS NULL AND ({readable.sql})"
-            " GROUP BY m.space ORDER BY m.space",
-            readable.params,
+            f"SELECT {_SPACE} FROM spaces WHERE space IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(spaces))),),
         )
-        return [SpaceSummary(space=r[0], memories=r[1], updated=r[2]) for r in rows]
+        return {row[0]: space_from_row(row) for row in rows}
+
+    def context_entries(self, where: MemoryFilter, offset: int, limit: int) -> list[ContextEntry]:
+        predicate = memory_predicate(attrs.evolve(where, include_deleted=False))
+        rows = self._rows(
+            "SELECT m.id, m.importance, m.created, m.updated,"
+            " coalesce(nullif(m.label, ''), m.principal), m.content"
+            f" FROM memories AS m WHERE {predicate.sql}"
+            f" ORDER BY {_CONTEXT_ORDER} LIMIT ? OFFSET ?",
+            (*predicate.params, limit, offset),
+        )
+        return [
+            ContextEntry(
+                id=r[0], importance=r[1], created=r[2], updated=r[3], by=r[4], content=r[5]
+            )
+            for r in rows
+        ]
+
+    def count_memories(self, where: MemoryFilter) -> int:
+        predicate = memory_predicate(attrs.evolve(where, include_deleted=False))
+        row = self._one(
+            f"SELECT count(*) FROM memories AS m WHERE {predicate.sql}", predicate.params
+        )
+        return int(row[0]) if row else 0
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -381,3 +452,14 @@ class SqliteWriteTx(SqliteReadTx):
 
     def delete_meta(self, key: str) -> None:
         self._run("DELETE FROM meta WHERE key = ?", (key,))
+
+    def set_space_description(self, description: SpaceDescription) -> None:
+        self._run(
+            f"INSERT INTO spaces ({_SPACE}) VALUES ({_placeholders(len(SPACE_COLUMNS))})"
+            " ON CONFLICT (space) DO UPDATE SET description = excluded.description,"
+            " principal = excluded.principal, label = excluded.label, updated = excluded.updated",
+            space_values(description),
+        )
+
+    def delete_space_description(self, space: str) -> None:
+        self._run("DELETE FROM spaces WHERE space = ?", (space,))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 
 # Plain asserts in the suite get pytest's detailed messages, as in a test module.
-pytest.register_assert_rewrite(f"{__name__}.store_contract")
+pytest.register_assert_rewrite(f"{__name__}.store_contract", f"{__name__}.context_contract")
 
 from .store_contract import Env as Env  # noqa: E402  # after the rewrite hook, on purpose
 from .store_contract import StoreContract as StoreContract  # noqa: E402

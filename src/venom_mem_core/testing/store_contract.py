@@ -37,6 +37,7 @@ from ..records import Grant, Memory, Principal, Provenance
 from ..usecases.app import App, MemorySettings
 from ..usecases.memories import sweep_tombstones
 from ..usecases.principals import OWNER, recheck, resolve_token, unknown_principal
+from .context_contract import ContextContract
 
 __all__ = ["Env", "StoreContract", "StoreFactory", "opened_stores"]
 
@@ -305,7 +306,7 @@ FTS_SYNTAX_QUERIES: list[tuple[str, bool]] = [
 ]
 
 
-class StoreContract:
+class StoreContract(ContextContract):
     """Every behaviour the use cases need from a store. Subclass it; see the module doc."""
 
     # -- fixtures ----------------------------------------------------------------------------
@@ -404,6 +405,8 @@ class StoreContract:
             "kind": "fact",
             "title": "Zig pin",
             "tags": ["zig", "build"],
+            "importance": "normal",
+            "branches": [],
             "revision": 1,
             "author": {"principal": "g1", "label": "claude-code"},
             "updated_by": {"principal": "g1", "label": "claude-code"},

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..records import Principal
-from . import memories, principals, search, sessions, spaces
+from . import context, memories, principals, search, sessions, spaces
 from .app import App
 
 __all__ = ["HANDLERS", "Handler"]
@@ -27,7 +27,9 @@ HANDLERS: Mapping[str, Callable[..., dict[str, Any]]] = {
     "memory.search": search.search_memories,
     "memory.list": search.list_memories,
     "memory.purge": memories.purge_memory,
+    "memory.context": context.memory_context,
     "space.list": spaces.list_spaces,
+    "space.describe": spaces.describe_space,
     "store.status": spaces.store_status,
     "session.start": sessions.start_session,
     "session.end": sessions.end_session,

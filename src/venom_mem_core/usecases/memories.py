@@ -74,6 +74,8 @@ def _version(memory: Memory, action: str, who: Principal, ts: str) -> Version:
         title=memory.title,
         content=memory.content,
         tags=memory.tags,
+        importance=memory.importance,
+        branches=memory.branches,
         by=who.provenance,
         ts=ts,
     )
@@ -136,12 +138,16 @@ def add_memory(
     title: str | None = None,
     tags: Sequence[str] | None = None,
     session: str | None = None,
+    importance: str = "normal",
+    branches: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     v.check_space(space)
     v.check_content(content, app.settings.max_content_bytes)
     v.check_kind(kind)
+    v.check_importance(importance)
     clean_title = v.check_title(title) if title is not None else ""
     clean_tags = v.check_tags(tags) if tags is not None else ()
+    clean_branches = v.check_branches(branches) if branches is not None else ()
     session_no = v.parse_id(session, "s", "session") if session is not None else None
     check(who, "write", Resource.of_space(space))
     digest = content_hash(content)
@@ -160,6 +166,8 @@ def add_memory(
             content=content,
             content_sha256=digest,
             tags=clean_tags,
+            importance=importance,
+            branches=clean_branches,
             author=who.provenance,
             updated_by=who.provenance,
             session=session_no,
@@ -199,6 +207,8 @@ def get_memory(
                 title=version.title,
                 content=version.content,
                 tags=version.tags,
+                importance=version.importance,
+                branches=version.branches,
                 updated_by=version.by,
                 updated=version.ts,
             )
@@ -224,11 +234,16 @@ def update_memory(
     title: str | None = None,
     kind: str | None = None,
     tags: Sequence[str] | None = None,
+    importance: str | None = None,
+    branches: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     number = v.parse_id(id, "m", "id")
-    if content is None and title is None and kind is None and tags is None:
+    asked = (content, title, kind, tags, importance, branches)
+    if all(value is None for value in asked):
         raise VenomError.param(
-            "missing", "content", "memory.update needs at least one of content, title, kind, tags"
+            "missing",
+            "content",
+            "memory.update needs at least one of content, title, kind, tags, importance, branches",
         )
     if content is not None:
         v.check_content(content, app.settings.max_content_bytes)
@@ -237,6 +252,9 @@ def update_memory(
     if kind is not None:
         v.check_kind(kind)
     clean_tags = v.check_tags(tags) if tags is not None else None
+    if importance is not None:
+        v.check_importance(importance)
+    clean_branches = v.check_branches(branches) if branches is not None else None
     with app.store.write() as tx:
         memory = _load_checked(tx, who, "write", number)
         _check_revision(memory, revision)
@@ -251,6 +269,10 @@ def update_memory(
             changes["kind"] = kind
         if clean_tags is not None and clean_tags != memory.tags:
             changes["tags"] = clean_tags
+        if importance is not None and importance != memory.importance:
+            changes["importance"] = importance
+        if clean_branches is not None and clean_branches != memory.branches:
+            changes["branches"] = clean_branches
         if not changes:
             return {"id": id, "revision": memory.revision, "changed": False}
         memory = _commit_revision(app, tx, who, memory, "update", **changes)

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import validation as v
 from ..errors import VenomError
-from ..grants import Resource, check, readable_memories
+from ..grants import Access, Resource, check, readable_memories
 from ..ports import MemoryFilter, ReadTx, VectorSearch
 from ..ranking import LIST_DEPTH, SNIPPET_BYTES, bounded_snippet, cut_utf8, fuse, query_tokens
 from ..records import Hit, Memory, Principal
@@ -32,6 +32,8 @@ def _filter(
     session: str | None,
     lineage_: bool,
     include_deleted: bool = False,
+    importances: Sequence[str] | None = None,
+    branch: str | None = None,
 ) -> MemoryFilter:
     """Check each explicit space and the session in full, then build the filter."""
     if spaces is not None:
@@ -40,6 +42,10 @@ def _filter(
             check(who, "read", Resource.of_space(space))
     if tags is not None:
         v.check_tags(tags)
+    for importance in importances or ():
+        v.check_importance(importance, "importances")
+    if branch is not None:
+        v.check_branch(branch)
     session_ids: frozenset[int] | None = None
     if session is not None:
         row = check_session_readable(tx, who, v.parse_id(session, "s", "session"))
@@ -54,8 +60,20 @@ def _filter(
         kinds=frozenset(kinds) if kinds is not None else None,
         tags=frozenset(tags or ()),
         sessions=session_ids,
+        importances=frozenset(importances) if importances is not None else None,
+        branch=branch,
         include_deleted=include_deleted,
     )
+
+
+def _vector_filter(tx: ReadTx, where: MemoryFilter) -> MemoryFilter:
+    """The filter to give the vector index. It keeps no importance or branches (ADR 0017), so
+    with either filter the rows that pass are picked here and handed over by ID."""
+    if where.importances is None and where.branch is None:
+        return where
+    count = tx.count_memories(where)
+    ids = frozenset(m.id for m in tx.list_memories(where, None, count)) if count else frozenset()
+    return MemoryFilter(access=Access(ids=ids))
 
 
 def _preview(memory: Memory) -> str:
@@ -72,6 +90,8 @@ def search_memories(
     tags: Sequence[str] | None = None,
     session: str | None = None,
     lineage: bool = False,
+    importances: Sequence[str] | None = None,
+    branch: str | None = None,
     mode: str = "auto",
     limit: int = 10,
     query_vector: Sequence[float] | None = None,
@@ -86,7 +106,15 @@ def search_memories(
         raise VenomError("unavailable.embeddings", "the query could not be embedded")
     with app.store.read() as tx:
         where = _filter(
-            tx, who, spaces=spaces, kinds=kinds, tags=tags, session=session, lineage_=lineage
+            tx,
+            who,
+            spaces=spaces,
+            kinds=kinds,
+            tags=tags,
+            session=session,
+            lineage_=lineage,
+            importances=importances,
+            branch=branch,
         )
         use_vectors = mode != "fts" and query_vector is not None and vectors is not None
         # Without a vector list, the first `limit` of the full-text list are the results.
@@ -95,7 +123,7 @@ def search_memories(
         vector_hits: list[tuple[int, float]] = []
         if use_vectors and vectors is not None and query_vector is not None:
             vector_hits = vectors.nearest(
-                query_vector, where, LIST_DEPTH, app.settings.min_similarity
+                query_vector, _vector_filter(tx, where), LIST_DEPTH, app.settings.min_similarity
             )
         while True:
             fused = fuse(fts_ids, [i for i, _ in vector_hits], dict(vector_hits), limit=limit)
@@ -143,6 +171,8 @@ def list_memories(
     tags: Sequence[str] | None = None,
     session: str | None = None,
     lineage: bool = False,
+    importances: Sequence[str] | None = None,
+    branch: str | None = None,
     include_deleted: bool = False,
     after: str | None = None,
     limit: int = 50,
@@ -158,6 +188,8 @@ def list_memories(
             session=session,
             lineage_=lineage,
             include_deleted=include_deleted,
+            importances=importances,
+            branch=branch,
         )
         rows = tx.list_memories(where, after_no, limit + 1)
     page = rows[:limit]

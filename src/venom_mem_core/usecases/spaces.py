@@ -1,14 +1,16 @@
-"""space.list and store.status."""
+"""space.list, space.describe and store.status."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .. import validation as v
 from ..grants import Access, Resource, check
-from ..records import Principal
+from ..ports import SpaceSummary
+from ..records import Principal, SpaceDescription
 from .app import App
 
-__all__ = ["list_spaces", "store_status"]
+__all__ = ["describe_space", "list_spaces", "store_status"]
 
 
 def _space_access(who: Principal) -> Access:
@@ -32,11 +34,42 @@ def list_spaces(app: App, who: Principal) -> dict[str, Any]:
         return {"spaces": []}
     with app.store.read() as tx:
         summaries = tx.space_summaries(access)
-    return {
-        "spaces": [
-            {"space": s.space, "memories": s.memories, "updated": s.updated} for s in summaries
-        ]
+    return {"spaces": [_space_json(s) for s in summaries]}
+
+
+def _space_json(summary: SpaceSummary) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "space": summary.space,
+        "memories": summary.memories,
+        "updated": summary.updated,
     }
+    if summary.description is not None:
+        out["description"] = summary.description
+    return out
+
+
+def describe_space(app: App, who: Principal, *, space: str, description: str) -> dict[str, Any]:
+    """Set what belongs in a space and when to recall it; an empty description clears it.
+
+    Needs write on the space, as adding to it does. A described space is listed even while it
+    holds no live memory (ADR 0018)."""
+    v.check_space(space)
+    v.check_description(description)
+    check(who, "write", Resource.of_space(space))
+    with app.store.write() as tx:
+        current = tx.space_descriptions([space]).get(space)
+        old = current.description if current is not None else ""
+        if old == description:
+            return {"space": space, "changed": False}
+        if description:
+            record = SpaceDescription(
+                space=space, description=description, by=who.provenance, updated=app.clock.now()
+            )
+            tx.set_space_description(record)
+        else:
+            tx.delete_space_description(space)
+    app.events.emit("space.described", f"space:{space}", {"space": space})
+    return {"space": space, "changed": True}
 
 
 def store_status(app: App, who: Principal) -> dict[str, Any]:
