@@ -10,98 +10,30 @@ and health-checking the server is all local.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import stat
 import subprocess
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.daemon_env import VENOM_MEM, wait_gone
+from tests.support.daemon_env import VENOM_MEM
+from tests.support.harness_home import (
+    Home,
+    as_written,
+    codex_settings,
+    harness,
+    harness_home,
+    plain,
+)
 
-NPM_BIN = Path(__file__).resolve().parents[2] / ".cache" / "npm" / "node_modules" / ".bin"
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 FAKE_TOKEN = "vnt1.venom-mem.g9." + "A" * 43
-
-
-def harness(name: str) -> str:
-    path = NPM_BIN / name
-    if not path.exists():
-        pytest.skip(f"{name} is not installed in {NPM_BIN} (scripts/test-deps.sh could not npm it)")
-    return str(path)
-
-
-class Home:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.home = root / "home"
-        self.home.mkdir(mode=0o700)
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {
-            "HOME": str(self.home),
-            "PATH": f"{NPM_BIN}:{os.path.dirname(VENOM_MEM)}:/usr/bin:/bin",
-            "LANG": "C.UTF-8",
-            "TERM": "dumb",
-            "NO_COLOR": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "CI": "true",
-        }
-
-    def run(self, argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            argv,
-            env=self.env,
-            cwd=str(self.home),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-
-    def setup(self, *harnesses: str) -> dict[str, Any]:
-        result = self.run([VENOM_MEM, "setup", *harnesses, "--json"])
-        assert result.returncode == 0, result
-        out: dict[str, Any] = json.loads(result.stdout)
-        return out
-
-    def stop_daemon(self) -> None:
-        record = self.home / ".local" / "share" / "venom-mem" / "store.db.daemon"
-        if record.exists():
-            pid = json.loads(record.read_text())["pid"]
-            try:
-                os.kill(pid, 15)
-            except ProcessLookupError:
-                return
-            wait_gone(pid, 10)
 
 
 @pytest.fixture
 def home() -> Iterator[Home]:
-    root = Path(tempfile.mkdtemp(prefix="vm-cli-", dir="/tmp"))
-    h = Home(root)
-    try:
+    with harness_home() as h:
         yield h
-    finally:
-        h.stop_daemon()
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def as_written(entry: dict[str, Any], binary: str) -> list[str]:
-    """The printed command, with the harness resolved to its installed binary."""
-    command: list[str] = list(entry["command"])
-    return [binary, *command[1:]]
-
-
-def plain(result: subprocess.CompletedProcess[str]) -> str:
-    return ANSI.sub("", result.stdout + result.stderr)
 
 
 def test_claude_code_registers_and_connects(home: Home) -> None:
@@ -140,7 +72,7 @@ def test_codex_registers_with_the_settings_it_needs(home: Home) -> None:
     assert "[mcp_servers.venom-mem]" in text
     assert f'VENOM_MEM_TOKEN = "{entry["token"]}"' in text
     # The settings the printed steps ask for, added where they say; Codex must accept them.
-    settings = [line.strip().split("  #")[0] for line in entry["then"] if line.startswith("  ")]
+    settings = codex_settings(entry)
     assert settings == ["required = true", 'default_tools_approval_mode = "approve"']
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
     table = "[mcp_servers.venom-mem]\n"
