@@ -52,6 +52,9 @@ def home() -> Iterator[Home]:
 
 def claude_env(endpoint: Endpoint) -> dict[str, str]:
     return {
+        # claude -p sends its first model request without waiting for MCP servers unless
+        # told to: under load that request went out without venom-mem's tools.
+        "MCP_CONNECTION_NONBLOCKING": "false",
         "ANTHROPIC_BASE_URL": endpoint.url,
         "ANTHROPIC_API_KEY": "offline-dummy-key",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
