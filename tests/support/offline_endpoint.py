@@ -12,6 +12,7 @@ proxy attempt, for the test to assert on.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import selectors
@@ -30,11 +31,23 @@ START_TIMEOUT_S = 20
 LIFETIME_S = 600  # the endpoint stops itself even if a test never closes it
 
 
+@functools.cache
 def _namespace_tools() -> tuple[str, str, str] | None:
+    """unshare, nsenter and ip, if this process may make a network namespace with them (as
+    root, and where the container allows it)."""
     tools = tuple(shutil.which(name) or "" for name in ("unshare", "nsenter", "ip"))
     if os.geteuid() != 0 or not all(tools):
         return None
-    return tools[0], tools[1], tools[2]
+    try:
+        probe = subprocess.run(
+            [tools[0], "--net", tools[2], "link", "set", "lo", "up"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (tools[0], tools[1], tools[2]) if probe.returncode == 0 else None
 
 
 @attrs.define
