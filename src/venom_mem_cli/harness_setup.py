@@ -52,7 +52,12 @@ def registration(
         flags = [part for key, value in env for part in ("-e", f"{key}={value}")]
         return {
             "command": ["claude", "mcp", "add", "--scope", "user", SERVER, *flags, *launch],
-            "then": ["claude mcp list  # shows venom-mem as Connected"],
+            "then": [
+                "claude mcp list  # shows venom-mem as Connected",
+                "for claude -p in scripts: MCP_CONNECTION_NONBLOCKING=false makes it wait for "
+                "venom-mem's tools; --allowedTools mcp__venom-mem__memory_dadd,... lets it call "
+                "them",
+            ],
         }
     if harness == "codex":
         flags = [part for key, value in env for part in ("--env", f"{key}={value}")]
