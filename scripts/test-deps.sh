@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   # "debian-package:command-that-proves-it-is-there", one a line, with the tests that need it
+  "tmux:tmux"  # tests/integration/test_cli_tmux.py: human output in a real 100-column pane
 )
 NPM_PACKAGES=(
   # name@version, with the tests that need it

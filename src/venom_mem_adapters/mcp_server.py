@@ -20,4 +20,8 @@ def run_stdio(environ: Mapping[str, str] | None = None) -> None:
     from .mcp.server import serve_stdio
 
     env = dict(os.environ if environ is None else environ)
-    anyio.run(serve_stdio, env)
+    try:
+        anyio.run(serve_stdio, env)
+    except KeyboardInterrupt:
+        # Run in a terminal, the first Ctrl-C ends it quietly, as closing stdin does.
+        raise SystemExit(130) from None

@@ -3,7 +3,8 @@
 ``serve`` runs RFC-0020 section 8's start-up in order: config, the socket lock, the store
 lock, the store (with its migrations), and only then the socket. A launcher waiting on
 ``--status-fd`` hears ``ready``, ``lost`` (another daemon holds the socket lock) or the
-error that stopped this one.
+error that stopped this one. A person who ran ``venom-mem serve`` gets one line on stderr
+when it is ready, or the error and its fix.
 """
 
 from __future__ import annotations
@@ -130,15 +131,26 @@ def run_serve(
                 raise VenomError(
                     "conflict.store_locked",
                     f"another daemon already serves {sock}",
-                    {"path": str(sock)},
+                    {"path": str(sock), "fix": "venom-mem stop  # then serve again"},
                 )
             _clear_stale_socket(sock)
             return _serve_locked(
-                environ, config, config_path, sock, on_demand=on_demand, status=status
+                environ,
+                config,
+                config_path,
+                sock,
+                on_demand=on_demand,
+                status=status,
+                stderr=None if on_demand else stderr,
             )
     except VenomError as error:
         status.say(json.dumps(error.to_json()))
         print(f"error: {error.code}: {error.message}", file=stderr)
+        if error.data.get("fix"):
+            print(f"fix: {error.data['fix']}", file=stderr)
+        elif error.code == "conflict.store_locked":
+            # Another socket's daemon holds this store: the store's own record names it.
+            print("fix: venom-mem stop  # then serve again", file=stderr)
         return error.exit_code
 
 
@@ -150,7 +162,9 @@ def _serve_locked(
     *,
     on_demand: bool,
     status: StatusPipe,
+    stderr: TextIO | None,
 ) -> int:
+    import venom_mem_core
     from venom_mem_adapters.daemon import ops
     from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
@@ -207,8 +221,19 @@ def _serve_locked(
             if service is not None:
                 daemon.embedding_facts = service.embedding_facts
                 daemon.config_listeners.append(lambda new: service.reconfigure(new.embeddings))
+            ready = (
+                f"venom-mem {venom_mem_core.__version__}: ready on {sock} (pid {os.getpid()}, "
+                f"store {store_path}); Ctrl-C or venom-mem stop stops it"
+            )
             try:
-                anyio.run(_run_daemon, daemon, sock, status, app, service)
+                anyio.run(
+                    _run_daemon,
+                    daemon,
+                    sock,
+                    status,
+                    service,
+                    (ready, stderr) if stderr is not None else None,
+                )
             finally:
                 daemon.close()
                 if service is not None:
@@ -225,7 +250,13 @@ def _extra_handlers() -> dict[str, Any]:
     return dict(ops.handlers())
 
 
-async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any, service: Any) -> None:
+async def _run_daemon(
+    daemon: Any,
+    sock: Path,
+    status: StatusPipe,
+    service: Any,
+    announce: tuple[str, TextIO] | None,
+) -> None:
     listener = await anyio.create_unix_listener(sock, mode=0o600)
     try:
         async with anyio.create_task_group() as tg:
@@ -241,6 +272,8 @@ async def _run_daemon(daemon: Any, sock: Path, status: StatusPipe, app: Any, ser
             if service is not None:
                 tg.start_soon(service.run)  # background embedding; not activity for idling
             status.say("ready")
+            if announce is not None:  # a person ran serve: say it is ready, once
+                print(announce[0], file=announce[1], flush=True)
             await daemon.serve(listener)
             tg.cancel_scope.cancel()
     finally:
