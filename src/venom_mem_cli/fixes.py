@@ -61,7 +61,7 @@ def _usage(verb: Verb, name: Any, message: str) -> tuple[str, str | None]:
         return message, None
     words = " ".join(verb.name.split("."))
     if message == f"{verb.name} needs {param.name}":
-        return f"venom-mem {words} needs {param.flag}", _example(verb, param.name)
+        return f"{words} needs {param.flag}", _example(verb, param.name)
     if message.startswith(f"{param.name} "):
         return param.flag + message[len(param.name) :], None
     return message, None

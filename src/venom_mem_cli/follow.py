@@ -149,6 +149,9 @@ def run_follow(
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except VenomError as error:
+        from .run import situate
+
+        error = situate(error, verb, environ, sys.argv[1:])
         if as_json:
             print_json({"error": error.to_json()})
         else:
