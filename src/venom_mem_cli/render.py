@@ -34,13 +34,13 @@ HIDDEN = frozenset(
     {"score", "fts_rank", "vector_rank", "similarity", "source", "updated_by", "content"}
 )
 # Free text: cut to the row with an ellipsis, one line, and the first to give up width.
-FLEXIBLE = frozenset({"snippet", "title", "cwd", "message", "data", "label", "harness_session"})
+FLEXIBLE = frozenset({"snippet", "title", "cwd", "message", "data", "label"})
 WRAPPING = frozenset({"grants", "tags", "changed", "restart_required", "paths"})
 # Lower is kept longer when the terminal is narrow; IDs and spaces (0 and 1) never go.
 PRIORITY = {
     "#": 0, "id": 0, "session": 0, "client": 0, "principal": 0, "seq": 0, "check": 0,
     "space": 1, "type": 1, "status": 1, "harness": 1, "action": 1, "entity": 1,
-    "title": 2, "snippet": 2, "message": 2, "grants": 2, "resource": 2, "memories": 2,
+    "snippet": 1, "title": 2, "message": 2, "grants": 2, "resource": 2, "memories": 2,
     "revision": 5, "author": 3, "by": 3, "reported_by": 3, "updated": 3, "ts": 3,
     "started": 3, "data": 3, "label": 3, "kind": 4, "parent": 4, "relation": 4,
     "expires": 4, "ended": 4, "cwd": 5, "tags": 5, "created": 5, "bytes": 5,
@@ -95,7 +95,7 @@ class View:
         if scalars and not skip_scalars:
             self.block(scalars)
         for key, rows in lists.items():
-            if len(lists) > 1 or (scalars and not skip_scalars):
+            if rows and (len(lists) > 1 or (scalars and not skip_scalars)):
                 self.console.print(Text(key, style="bold"))
             self.rows(verb, key, rows, params)
         for key in LONG_TEXT:
@@ -189,13 +189,20 @@ class View:
         width = self.console.width
         kept = list(columns)
         while True:
-            need = sum(
-                FLEX_MIN if c in FLEXIBLE or c in WRAPPING else _width(c, cells) for c in kept
-            ) + 2 * (len(kept) - 1)
+            need = sum(_least(c, cells) for c in kept) + 2 * (len(kept) - 1)
             droppable = [c for c in kept if PRIORITY.get(c, 3) >= 2]
             if need <= width or not droppable:
                 return kept
             kept.remove(max(reversed(droppable), key=lambda c: PRIORITY.get(c, 3)))
+
+
+def _least(column: str, cells: list[dict[str, Text]]) -> int:
+    """The width a column needs to be worth showing: free text gets at least FLEX_MIN (the
+    snippet twice that, since it is what a search is read for)."""
+    if column in FLEXIBLE or column in WRAPPING:
+        least = FLEX_MIN * 2 if column == "snippet" else FLEX_MIN
+        return min(least, _width(column, cells))
+    return _width(column, cells)
 
 
 def _quiet(key: str, value: object) -> bool:

@@ -20,8 +20,6 @@ import pytest
 import rich_click as click
 
 from tests.support.daemon_env import VENOM_MEM, World
-from venom_mem_cli.argv import extra_flags
-from venom_mem_cli.fixes import STARTS_ON_DEMAND as STARTS
 from venom_mem_adapters.daemon.event_log import EventLog
 from venom_mem_adapters.daemon.ops.audit import AuditLog, read_entries
 from venom_mem_adapters.daemon.ops.doctor import Inputs, run_checks
@@ -35,6 +33,8 @@ from venom_mem_adapters.daemon.ops.events import (
 from venom_mem_adapters.mcp.tools import build_catalog
 from venom_mem_adapters.sqlite import SqliteStore
 from venom_mem_cli.app import build_cli
+from venom_mem_cli.argv import extra_flags
+from venom_mem_cli.fixes import STARTS_ON_DEMAND as STARTS
 from venom_mem_core.clock import FixedClock
 from venom_mem_core.config import Config
 from venom_mem_core.errors import VenomError
