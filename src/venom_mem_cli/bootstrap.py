@@ -131,7 +131,10 @@ def run_serve(
                 raise VenomError(
                     "conflict.store_locked",
                     f"another daemon already serves {sock}",
-                    {"path": str(sock), "fix": "venom-mem stop  # then serve again"},
+                    {
+                        "path": str(sock),
+                        "fix": "VENOM_MEM_TOKEN=@owner venom-mem stop  # then serve again",
+                    },
                 )
             _clear_stale_socket(sock)
             return _serve_locked(
@@ -150,7 +153,7 @@ def run_serve(
             print(f"fix: {error.data['fix']}", file=stderr)
         elif error.code == "conflict.store_locked":
             # Another socket's daemon holds this store: the store's own record names it.
-            print("fix: venom-mem stop  # then serve again", file=stderr)
+            print("fix: VENOM_MEM_TOKEN=@owner venom-mem stop  # then serve again", file=stderr)
         return error.exit_code
 
 

@@ -39,9 +39,13 @@ def situate(
     data = dict(error.data)
     message = error.message
     code = error.code
-    if code in ("denied.admin", "denied.files") and environ.get("VENOM_MEM_TOKEN") != "@owner":
+    if code == "failed.store" and data.get("fix") == "restart the daemon: venom-mem serve":
+        data["fix"] = f"{OWNER_PREFIX} venom-mem restart"  # writes resume in a new daemon
+    elif code in ("denied.admin", "denied.files") and environ.get("VENOM_MEM_TOKEN") != "@owner":
         # Only the owner holds admin (a client token never can): the same command, as owner.
         data["fix"] = f"{OWNER_PREFIX} {_command(argv)}{OUTSIDE}"
+    elif code == "unavailable.not_running" and verb is not None and verb.name == "stop":
+        data.pop("fix", None)  # nothing to stop: nothing to do
     elif code == "unavailable.not_running" and verb is not None and verb.name != "doctor":
         # RFC-0020 section 8 pins doctor's fix; elsewhere any store command starts one.
         data["fix"] = SERVE if "explicit" in message else STARTS_ON_DEMAND
