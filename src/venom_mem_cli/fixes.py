@@ -48,7 +48,7 @@ def situate(
         data.pop("fix", None)  # nothing to stop: nothing to do
     elif code == "unavailable.not_running" and verb is not None and verb.name != "doctor":
         # RFC-0020 section 8 pins doctor's fix; elsewhere any store command starts one.
-        data["fix"] = SERVE if "explicit" in message else STARTS_ON_DEMAND
+        data["fix"] = SERVE if _explicit(environ) else STARTS_ON_DEMAND
     elif code.startswith("invalid_params.") and verb is not None:
         message, fix = _usage(verb, data.get("param"), message)
         if fix is not None:
@@ -56,6 +56,16 @@ def situate(
     if data == error.data and message == error.message:
         return error
     return VenomError(code, message, data)
+
+
+def _explicit(environ: Mapping[str, str]) -> bool:
+    """Whether ``daemon.startup`` is ``explicit``: then only serve starts a daemon."""
+    from venom_mem_adapters.client import startup_settings
+
+    try:
+        return startup_settings(environ)[0] == "explicit"
+    except VenomError:  # a config that doesn't load: serve says why
+        return True
 
 
 def _usage(verb: Verb, name: Any, message: str) -> tuple[str, str | None]:
