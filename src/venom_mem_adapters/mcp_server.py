@@ -6,7 +6,10 @@ calls. Importing this module is cheap: ``mcp`` is imported when :func:`run_stdio
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import sys
 from collections.abc import Mapping
 
 __all__ = ["run_stdio"]
@@ -20,8 +23,14 @@ def run_stdio(environ: Mapping[str, str] | None = None) -> None:
     from .mcp.server import serve_stdio
 
     env = dict(os.environ if environ is None else environ)
-    try:
-        anyio.run(serve_stdio, env)
-    except KeyboardInterrupt:
-        # Run in a terminal, the first Ctrl-C ends it quietly, as closing stdin does.
-        raise SystemExit(130) from None
+    signal.signal(signal.SIGINT, _interrupted)
+    anyio.run(serve_stdio, env)
+
+
+def _interrupted(_signum: int, _frame: object) -> None:
+    """Run in a terminal, the first Ctrl-C ends it. The SDK reads stdin on a worker thread
+    that a terminal's read never gives back, and a normal exit would wait for that thread
+    forever. Nothing here needs finishing: the daemon completes a call already sent."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    os._exit(130)

@@ -72,6 +72,7 @@ def _option(verb: Verb, param: Param) -> Callable[[Any], Any]:
             flag_value="true",
             default=None,
             help=_help(verb, param),
+            metavar=_meta(param),
             shell_complete=complete,
         )
     return click.option(
@@ -89,11 +90,13 @@ def _extra_option(extra: Extra) -> Callable[[Any], Any]:
     if extra.repeat:
         items = extra.param.type.items
         grant = items is not None and items.kind == "object"
+        choices = items.choices if items is not None else ()
         return click.option(
             extra.flag,
             extra.dest,
             multiple=True,
-            metavar="RIGHT:SCOPE" if grant else "TEXT",
+            metavar="RIGHT:SCOPE" if grant else "|".join(choices) or "TEXT",
+            shell_complete=_choices(Param(extra.dest, "", items)) if items and choices else None,
             help=f"One item of {extra.param.flag}; repeat it"
             + (", such as --grant read:* --grant write:*" if grant else ""),
         )
@@ -110,9 +113,13 @@ def _extra_option(extra: Extra) -> Callable[[Any], Any]:
 def _meta(param: Param) -> str:
     if param.type.choices:
         return "|".join(param.type.choices)
-    return {"integer": "INT", "number": "NUMBER", "array": "JSON", "object": "JSON"}.get(
-        param.type.kind, "TEXT"
-    )
+    return {
+        "integer": "INT",
+        "number": "NUMBER",
+        "array": "JSON",
+        "object": "JSON",
+        "boolean": "true|false",
+    }.get(param.type.kind, "TEXT")
 
 
 def _fail(error: VenomError, *, as_json: bool) -> NoReturn:
