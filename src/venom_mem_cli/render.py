@@ -34,8 +34,9 @@ HIDDEN = frozenset(
     {"score", "fts_rank", "vector_rank", "similarity", "source", "updated_by", "content"}
 )
 # Free text: cut to the row with an ellipsis, one line, and the first to give up width.
-FLEXIBLE = frozenset({"snippet", "title", "cwd", "message", "data", "label"})
-WRAPPING = frozenset({"grants", "tags", "changed", "restart_required", "paths"})
+FLEXIBLE = frozenset({"snippet", "title", "cwd", "data", "label"})
+# Wrapped at blanks (a word too long for the column ends in an ellipsis, never folds).
+WRAPPING = frozenset({"grants", "tags", "changed", "restart_required", "paths", "message"})
 # Lower is kept longer when the terminal is narrow; IDs and spaces (0 and 1) never go.
 PRIORITY = {
     "#": 0, "id": 0, "session": 0, "client": 0, "principal": 0, "seq": 0, "check": 0,
@@ -49,6 +50,7 @@ PRIORITY = {
 NUMERIC = frozenset({"#", "seq", "memories", "bytes", "revision", "pid"})
 HEADERS = {"reported_by": "by", "updated_by": "updated by", "harness_session": "harness id"}
 FLEX_MIN = 12
+_SHARES = {"snippet": 2, "message": 2}  # what a row is read for gets twice the free width
 
 
 def render(
@@ -109,14 +111,13 @@ class View:
             self.console.print(Text(f"more: {more}", style="dim"), soft_wrap=True)
 
     def block(self, scalars: Mapping[str, Any]) -> None:
-        table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
-        table.add_column(style="dim", no_wrap=True)
-        table.add_column(overflow="fold")
+        labels = {key: HEADERS.get(key, key.replace("_", " ")) for key in scalars}
+        width = max(len(label) for label in labels.values())
         for key, value in scalars.items():
             text = scalar(key, value, self.clock, full=self.full, long=True)
             style = _STATUS_STYLE.get(text, "") if key == "status" else ""
-            table.add_row(HEADERS.get(key, key.replace("_", " ")), Text(text, style=style))
-        self.console.print(table)
+            line = Text.assemble((labels[key].ljust(width), "dim"), "  ", (text, style))
+            self.console.print(line, soft_wrap=True)
 
     def rows(self, verb: Verb, key: str, rows: list[dict[str, Any]], params: Any) -> None:
         if not rows:
@@ -177,10 +178,12 @@ class View:
         )
         left = self.console.width - 2 * (len(columns) - 1)
         left -= sum(w for c, w in widths.items() if c not in free)
-        for n, column in enumerate(free):
-            share = max(left // (len(free) - n), 4)
+        shares = sum(_SHARES.get(c, 1) for c in free)
+        for column in free:  # narrowest first: what one doesn't need, the next may take
+            share = max(left * _SHARES.get(column, 1) // max(shares, 1), 4)
             widths[column] = min(widths[column], share, 40 if column == "title" else share)
             left -= widths[column]
+            shares -= _SHARES.get(column, 1)
         return widths
 
     def _fit(self, columns: list[str], cells: list[dict[str, Text]]) -> list[str]:
