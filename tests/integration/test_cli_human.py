@@ -336,3 +336,24 @@ def test_the_readme_terminal_commands_run_as_written(world: World) -> None:
     for line in block.splitlines():
         result = shell(world, line.removeprefix("$ "), token=token)
         assert result.code == 0, (line, result)
+
+
+def test_make_demo_tells_the_story_in_human_output_and_ends_with_next_steps() -> None:
+    import sys
+
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "venom_mem_cli.demo"], capture_output=True,
+                          text=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
+                          env={k: v for k, v in os.environ.items() if k != "VENOM_MEM_TOKEN"})  # fmt: skip
+    assert proc.returncode == 0, proc
+    assert time.monotonic() - started < 30
+    out = proc.stdout
+    steps = re.findall(r"^\d+\. .+$", out, re.M)
+    assert len(steps) >= 8
+    assert '{"' not in out  # human output throughout
+    assert "stored m1 in project/venom-std (revision 1)" in out
+    assert "fix: venom-mem memory get --id m1  # re-read it, then update with --revision 2" in out
+    assert "stopped the daemon (pid " in out
+    tail = out.rsplit("Next steps", 1)[1]
+    assert "pipx install" in tail
+    assert "venom-mem setup" in tail
