@@ -342,9 +342,10 @@ def test_make_demo_tells_the_story_in_human_output_and_ends_with_next_steps() ->
     import sys
 
     started = time.monotonic()
+    env = {k: v for k, v in os.environ.items() if k != "VENOM_MEM_TOKEN"}
     proc = subprocess.run([sys.executable, "-m", "venom_mem_cli.demo"], capture_output=True,
                           text=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
-                          env={k: v for k, v in os.environ.items() if k != "VENOM_MEM_TOKEN"})  # fmt: skip
+                          env=env)  # fmt: skip
     assert proc.returncode == 0, proc
     assert time.monotonic() - started < 30
     out = proc.stdout
