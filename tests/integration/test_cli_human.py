@@ -358,3 +358,25 @@ def test_make_demo_tells_the_story_in_human_output_and_ends_with_next_steps() ->
     tail = out.rsplit("Next steps", 1)[1]
     assert "pipx install" in tail
     assert "venom-mem setup" in tail
+
+
+def test_the_json_path_still_imports_nothing_heavy(world: World) -> None:
+    """ADR 0006's budget, after issue 14's habits and fixes: on a successful --json call the
+    CLI loads neither rich nor click, nor the modules only errors and help need."""
+    import sys
+
+    world.ok("whoami")
+    code = (
+        "import sys; from venom_mem_cli.entry import main; "
+        "sys.argv = ['venom-mem', 'memory', 'search', '--query', 'x', '--tags', 'a,b', '--json']; "
+        "main()"
+    )
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=world.environ(),
+                          capture_output=True, text=True, timeout=30, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    roots = {name.split(".")[0] for name in loaded}
+    heavy = {"rich", "click", "rich_click", "typing", "dataclasses", "pathlib", "shlex", "datetime"}
+    assert not roots & heavy, roots & heavy
+    assert "venom_mem_cli.fixes" not in loaded
+    assert "venom_mem_cli.helptext" not in loaded
