@@ -128,7 +128,9 @@ def scalar(key: str, value: object, clock: Clock, *, full: bool, long: bool = Fa
     if is_grant(value):
         return f"{one_line(value['right'])}:{one_line(value['scope'])}"  # type: ignore[index]
     if isinstance(value, list):
-        return ", ".join(scalar(key, item, clock, full=full) for item in value) or "-"
+        return ", ".join(scalar(key, item, clock, full=full) for item in value) or (
+            "none" if long else ""
+        )
     if isinstance(value, dict):
         return " ".join(
             f"{one_line(k)}={scalar(str(k), v, clock, full=full)}" for k, v in value.items()

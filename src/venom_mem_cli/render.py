@@ -88,7 +88,7 @@ class View:
         *,
         skip_scalars: bool = False,
     ) -> None:
-        lists = {k: v for k, v in obj.items() if _is_rows(v)}
+        lists = {k: v for k, v in obj.items() if _is_rows(v, _row_type(verb, k))}
         scalars = {
             k: v
             for k, v in obj.items()
@@ -213,8 +213,23 @@ def _quiet(key: str, value: object) -> bool:
     return value is False and key in ("truncated", "more")
 
 
-def _is_rows(value: object) -> bool:
-    return isinstance(value, list) and (not value or isinstance(value[0], dict))
+def _row_type(verb: Verb, key: str) -> bool:
+    """Whether the manifest says member ``key`` is a list of objects (so empty, it is an
+    empty table, not an empty list of words)."""
+    for f in verb.result.fields:
+        if f.name == key:
+            return (
+                f.type.kind == "array"
+                and f.type.items is not None
+                and (f.type.items.kind == "object")
+            )
+    return False
+
+
+def _is_rows(value: object, rows_by_manifest: bool) -> bool:
+    if not isinstance(value, list):
+        return False
+    return isinstance(value[0], dict) if value else rows_by_manifest
 
 
 def _needs_fix(row: dict[str, Any]) -> bool:
