@@ -35,6 +35,8 @@ click.rich_click.STYLE_OPTIONS_TABLE_BOX = "SIMPLE"
 click.rich_click.OPTIONS_PANEL_TITLE = "Options"
 click.rich_click.ERRORS_EPILOGUE = ""
 
+# The words this process was run with, for fixes that repeat the command (run_app sets it).
+COMMAND_LINE: list[str] = []
 FULL_TIMES_HELP = "Show times in full (RFC 3339 UTC) instead of relative local times"
 
 
@@ -154,7 +156,7 @@ def _invoke(verb: Verb, raw: dict[str, Any], as_json: bool, *, full_times: bool 
         params = _params(verb, raw)
         result = call_daemon(verb, params, os.environ)
     except VenomError as error:
-        _fail(situate(error, verb, os.environ, sys.argv[1:]), as_json=as_json)
+        _fail(situate(error, verb, os.environ, COMMAND_LINE), as_json=as_json)
     if as_json:
         print_json(result)
     else:
@@ -258,7 +260,7 @@ def _restart_command() -> click.RichCommand:
             result = restart_daemon(os.environ)
         except VenomError as error:
             verb = MANIFEST.verb("restart")
-            _fail(situate(error, verb, os.environ, sys.argv[1:]), as_json=json_output)
+            _fail(situate(error, verb, os.environ, COMMAND_LINE), as_json=json_output)
         if json_output:
             print_json(result)
         else:
@@ -353,6 +355,7 @@ def usage_error(error: usage.UsageError) -> VenomError:
 
 
 def run_app(argv: Sequence[str]) -> None:
+    COMMAND_LINE[:] = argv
     try:
         code = build_cli().main(args=list(argv), prog_name="venom-mem", standalone_mode=False)
     except usage.NoArgsIsHelpError as error:

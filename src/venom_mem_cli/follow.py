@@ -149,9 +149,10 @@ def run_follow(
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except VenomError as error:
+        from .app import COMMAND_LINE
         from .run import situate
 
-        error = situate(error, verb, environ, sys.argv[1:])
+        error = situate(error, verb, environ, COMMAND_LINE)
         if as_json:
             print_json({"error": error.to_json()})
         else:
