@@ -28,6 +28,7 @@ from venom_mem_core.errors import VenomError
 __all__ = ["run_serve"]
 
 log = logging.getLogger("venom_mem.serve")
+STOP_FIRST = "VENOM_MEM_TOKEN=@owner venom-mem stop  # then serve again"
 
 
 class StatusPipe:
@@ -131,10 +132,7 @@ def run_serve(
                 raise VenomError(
                     "conflict.store_locked",
                     f"another daemon already serves {sock}",
-                    {
-                        "path": str(sock),
-                        "fix": "VENOM_MEM_TOKEN=@owner venom-mem stop  # then serve again",
-                    },
+                    {"path": str(sock), "fix": STOP_FIRST},
                 )
             _clear_stale_socket(sock)
             return _serve_locked(
@@ -149,11 +147,9 @@ def run_serve(
     except VenomError as error:
         status.say(json.dumps(error.to_json()))
         print(f"error: {error.code}: {error.message}", file=stderr)
-        if error.data.get("fix"):
-            print(f"fix: {error.data['fix']}", file=stderr)
-        elif error.code == "conflict.store_locked":
-            # Another socket's daemon holds this store: the store's own record names it.
-            print("fix: VENOM_MEM_TOKEN=@owner venom-mem stop  # then serve again", file=stderr)
+        fix = error.data.get("fix") or (STOP_FIRST if error.code == "conflict.store_locked" else "")
+        if fix:  # the store lock's conflict (another socket's daemon) has no fix of its own
+            print(f"fix: {fix}", file=stderr)
         return error.exit_code
 
 
