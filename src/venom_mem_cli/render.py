@@ -11,7 +11,7 @@ Stored text is printed as text (see :mod:`.cells`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from rich import box
@@ -21,7 +21,7 @@ from rich.text import Text
 
 from venom_mem_core.manifest_types import Verb
 
-from .cells import Clock, clean, one_line, plain, scalar
+from .cells import Clock, clean, is_grant, is_provenance, one_line, plain, scalar
 from .headlines import headline
 
 __all__ = ["render"]
@@ -111,12 +111,12 @@ class View:
             self.console.print(Text(f"more: {more}", style="dim"), soft_wrap=True)
 
     def block(self, scalars: Mapping[str, Any]) -> None:
-        labels = {key: HEADERS.get(key, key.replace("_", " ")) for key in scalars}
-        width = max(len(label) for label in labels.values())
-        for key, value in scalars.items():
+        entries = list(_flatten(scalars))
+        width = max(len(label) for label, _, _ in entries)
+        for label, key, value in entries:
             text = scalar(key, value, self.clock, full=self.full, long=True)
             style = _STATUS_STYLE.get(text, "") if key == "status" else ""
-            line = Text.assemble((labels[key].ljust(width), "dim"), "  ", (text, style))
+            line = Text.assemble((label.ljust(width), "dim"), "  ", (text, style))
             self.console.print(line, soft_wrap=True)
 
     def rows(self, verb: Verb, key: str, rows: list[dict[str, Any]], params: Any) -> None:
@@ -197,6 +197,19 @@ class View:
             if need <= width or not droppable:
                 return kept
             kept.remove(max(reversed(droppable), key=lambda c: PRIORITY.get(c, 3)))
+
+
+def _flatten(scalars: Mapping[str, Any], *, dotted: bool = False) -> Iterator[tuple[str, str, Any]]:
+    """(label, key, value) per line of a block: a nested object becomes dotted lines named as
+    the keys are (``daemon.idle_timeout_ms``, which config set takes), and ``config get``'s
+    ``value`` is labelled by its ``key``."""
+    for key, value in scalars.items():
+        if isinstance(value, dict) and value and not is_provenance(value) and not is_grant(value):
+            prefix = str(scalars.get("key") or "") if key == "value" else key
+            for label, inner_key, inner in _flatten(value, dotted=True):
+                yield (f"{prefix}.{label}" if prefix else label), inner_key, inner
+        elif not (key == "key" and isinstance(scalars.get("value"), dict)):
+            yield (key if dotted else HEADERS.get(key, key.replace("_", " "))), key, value
 
 
 def _least(column: str, cells: list[dict[str, Text]]) -> int:

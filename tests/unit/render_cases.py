@@ -72,6 +72,13 @@ CASES += [
         },
         {"query": "proto tests"},
     ),
+    (
+        "config-get-all",
+        _verb("config.get"),
+        {"value": {"daemon": {"startup": "on-demand", "idle_timeout_ms": 300000},
+                   "grants": {"unknown": [{"right": "read", "scope": "*"}]}}},
+        {},
+    ),
     ("search-empty", SEARCH, {"mode": "fts", "results": []}, {"query": "nothing like it"}),
     (
         "search-fallback",
