@@ -11,6 +11,7 @@ Run: ``git archive <base> | tar -x -C /tmp/base`` then
 
 from __future__ import annotations
 
+import random
 import statistics
 import subprocess
 import sys
@@ -22,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_daemon import FLOOR_CLIENT
 from tests.support.daemon_env import VENOM_MEM, make_world
 
-ROUNDS = 40
+ROUNDS = 60
 
 
 def main(base_src: str) -> None:
@@ -39,8 +40,11 @@ def main(base_src: str) -> None:
             "stdlib floor": ([sys.executable, "-c", FLOOR_CLIENT, "zig"], here),
         }
         times: dict[str, list[float]] = {name: [] for name in runs}
+        order = list(runs)
         for _ in range(ROUNDS):
-            for name, (command, env) in runs.items():
+            random.shuffle(order)  # no checkout always goes first (a cold cache) or last
+            for name in order:
+                command, env = runs[name]
                 started = time.perf_counter()
                 subprocess.run(command, env=env, capture_output=True, check=True)
                 times[name].append((time.perf_counter() - started) * 1000)

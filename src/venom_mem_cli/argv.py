@@ -27,9 +27,11 @@ if TYPE_CHECKING:
 __all__ = [
     "CLI_FLAGS",
     "Extra",
+    "add_extra",
     "convert",
     "extra_flags",
     "find_verb",
+    "item",
     "missing_value",
     "parse_argv",
     "read_text_file",
@@ -107,8 +109,8 @@ def item(param: Param, text: str) -> Any:
     ``{"right":"read","scope":"*"}``, ``--tag zig`` is ``"zig"``."""
     items = param.type.items
     if items is not None and items.kind == "object":
-        if text.startswith("{"):
-            return convert(Param(param.name, "", items), text)
+        if text.startswith("{") or param.name != "grants":
+            return convert(Param(param.name, "", items), text)  # one item as JSON text
         right, colon, scope = text.partition(":")
         if not colon or not right or not scope:
             raise VenomError.param(
