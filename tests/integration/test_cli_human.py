@@ -380,3 +380,37 @@ def test_the_json_path_still_imports_nothing_heavy(world: World) -> None:
     assert not roots & heavy, roots & heavy
     assert "venom_mem_cli.fixes" not in loaded
     assert "venom_mem_cli.helptext" not in loaded
+
+
+def test_events_follow_prints_one_readable_line_per_event(world: World) -> None:
+    import select
+
+    world.ok("memory", "add", "--space", "user", "--content", "before", token=OWNER)
+    proc = subprocess.Popen(
+        [VENOM_MEM, "events", "--follow"],
+        env=world.environ(OWNER),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 20
+        added = False
+        while time.monotonic() < deadline and not any("memory.added" in line for line in lines):
+            ready, _, _ = select.select([proc.stdout], [], [], 0.2)
+            if ready:
+                lines.append(proc.stdout.readline())
+            elif lines and not added:  # the snapshot is out: now something happens
+                world.ok("memory", "add", "--space", "user", "--content", "after", token=OWNER)
+                added = True
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=10)
+    assert lines[0].startswith("snapshot  space  space:user  space=user memories=1")
+    event = next(line for line in lines if "memory.added" in line)
+    assert re.fullmatch(
+        r"\d\d:\d\d:\d\d  memory\.added  space:user  memory=m2 space=user revision=1\n", event
+    )
+    assert not any(line.startswith("{") for line in lines)
