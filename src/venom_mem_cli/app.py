@@ -184,7 +184,7 @@ def _command(verb: Verb, name: str) -> click.RichCommand:
         name=name,
         callback=callback,
         help=verb.summary,
-        short_help=verb.summary.split(". ")[0].rstrip("."),
+        short_help=_short(verb),
         epilog=_epilog(verb),
     )
     options = [_option(verb, param) for param in verb.params]
@@ -196,6 +196,11 @@ def _command(verb: Verb, name: str) -> click.RichCommand:
     for option in options:  # each appends to the command: --help keeps manifest order
         command = option(command)
     return command
+
+
+def _short(verb: Verb) -> str:
+    """The first sentence, for the list of commands."""
+    return verb.summary.split(". ")[0].rstrip(".")
 
 
 def _epilog(verb: Verb) -> Any:
@@ -293,7 +298,9 @@ def build_cli() -> click.RichGroup:
         if verb.local:
             make = LOCAL_COMMANDS.get(verb.name)
             if make is not None:
-                root.add_command(make())
+                command = make()
+                command.short_help = _short(verb)
+                root.add_command(command)
             continue
         if verb.noun is None:
             if root.commands.get(verb.name) is None:
@@ -317,6 +324,12 @@ def build_cli() -> click.RichGroup:
             groups[verb.noun] = group
             root.add_command(group)
         group.add_command(_command(verb, verb.action))
+    for noun, group in groups.items():
+        bare = MANIFEST.verb(noun)
+        if bare is not None:
+            group.short_help = _short(bare)
+        else:  # what the group holds, for the list of commands
+            group.help = f"{noun.capitalize()} verbs: {', '.join(group.commands)}"
     return root
 
 
