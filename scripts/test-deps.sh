@@ -10,6 +10,7 @@ APT_PACKAGES=(
   # "debian-package:command-that-proves-it-is-there", one a line, with the tests that need it
   "chromium:chromium"  # tests/ui/test_ui_browser.py, driven by the playwright PyPI package
   "git:git"  # tests/integration/test_context_here.py: memory context --here in a real repo
+  "tmux:tmux"  # tests/integration/test_cli_tmux.py: human output in a real 100-column pane
 )
 NPM_PACKAGES=(
   # name@version, with the tests that need it

@@ -8,7 +8,9 @@ is cheap: nothing heavy is imported until :func:`run_stdio` runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 import threading
 from collections.abc import Mapping
@@ -58,6 +60,7 @@ def run_stdio(environ: Mapping[str, str] | None = None) -> None:
     ``VENOM_MEM_TOKEN`` and the paths come from ``environ`` (the adapter's own environment
     by default)."""
     env = dict(os.environ if environ is None else environ)
+    signal.signal(signal.SIGINT, _interrupted)
     try:
         code = _serve(env)
     except KeyboardInterrupt:
@@ -65,6 +68,15 @@ def run_stdio(environ: Mapping[str, str] | None = None) -> None:
     sys.stderr.flush()
     # A thread may still sit in a blocking read of stdin: leave without waiting for it.
     os._exit(code)
+
+
+def _interrupted(_signum: int, _frame: object) -> None:
+    """Run in a terminal, the first Ctrl-C ends it. stdin is read on a worker thread that a
+    terminal's read never gives back, and a normal exit would wait for that thread forever.
+    Nothing here needs finishing: the daemon completes a call already sent."""
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(130)
 
 
 def _serve(env: dict[str, str]) -> int:

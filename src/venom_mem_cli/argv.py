@@ -2,12 +2,18 @@
 
 Strings are taken as given, integers parsed, booleans ``--x=true|false`` or bare ``--x``,
 arrays and objects JSON text. Standard library only: the ``--json`` path uses this.
+
+Habits beyond CONTRACT section 6 (ADR 0014), the same in both parsers: an array of strings
+also takes ``a,b`` and a repeated singular flag (``--tag zig --tag build``); grants take
+``--grant read:*`` repeated; ``--content -`` reads standard input and ``--content-file PATH``
+a file, so the text isn't bounded by the kernel's argv limit.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Sequence
 
 from venom_mem_core.errors import VenomError
@@ -18,10 +24,23 @@ TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still s
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["CLI_FLAGS", "convert", "find_verb", "missing_value", "parse_argv"]
+__all__ = [
+    "CLI_FLAGS",
+    "Extra",
+    "add_extra",
+    "convert",
+    "extra_flags",
+    "find_verb",
+    "item",
+    "missing_value",
+    "parse_argv",
+    "read_text_file",
+]
 
-# Flags that belong to the CLI, not to a verb's params (--here: here.py says for which verbs).
-CLI_FLAGS = {"--json", "--here"}
+# Flags that belong to the CLI, not to a verb's params. ``--full-times`` only changes human
+# output, so the --json path accepts and ignores it; ``--here``: here.py says for which verbs.
+CLI_FLAGS = {"--json", "--full-times", "--here"}
+FILE_PARAMS = ("content",)  # string params that also come from a file: --content-file PATH
 TRUE_WORDS = {"true", "1", "yes"}
 FALSE_WORDS = {"false", "0", "no"}
 
@@ -39,10 +58,74 @@ def find_verb(words: Sequence[str], manifest: Manifest = MANIFEST) -> tuple[Verb
     return None
 
 
+class Extra:
+    """A flag beyond a param's own: ``--tag`` (one item of ``tags``, repeatable) or
+    ``--content-file`` (``content`` read from a file)."""
+
+    __slots__ = ("flag", "param", "repeat")
+
+    def __init__(self, flag: str, param: Param, repeat: bool) -> None:
+        self.flag = flag
+        self.param = param
+        self.repeat = repeat
+
+    @property
+    def dest(self) -> str:
+        return self.flag[2:].replace("-", "_")
+
+
+def extra_flags(verb: Verb) -> list[Extra]:
+    """The habit flags of a verb: a singular per array param (when no param has that name)
+    and ``--<name>-file`` per file param."""
+    names = {p.name for p in verb.params}
+    extras: list[Extra] = []
+    for param in verb.params:
+        single = param.name[:-1]
+        if param.type.kind == "array" and param.name.endswith("s") and single not in names:
+            extras.append(Extra("--" + single.replace("_", "-"), param, repeat=True))
+        if param.name in FILE_PARAMS:
+            extras.append(Extra(param.flag + "-file", param, repeat=False))
+    return extras
+
+
+def read_text_file(param: Param, path: str) -> str:
+    """A file param's text: ``-`` is standard input. Bad bytes or a missing file name the
+    flag, as every other usage error does."""
+    try:
+        if path == "-":
+            return sys.stdin.buffer.read().decode("utf-8")
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8")
+    except OSError as exc:
+        raise VenomError.param(
+            "type", param.name, f"{param.flag}-file can't read {path}: {exc.strerror}"
+        ) from None
+    except UnicodeDecodeError:
+        raise VenomError.param("type", param.name, f"{param.flag}: {path} is not UTF-8") from None
+
+
+def item(param: Param, text: str) -> Any:
+    """One item of an array param from a repeated singular flag: ``--grant read:*`` is
+    ``{"right":"read","scope":"*"}``, ``--tag zig`` is ``"zig"``."""
+    items = param.type.items
+    if items is not None and items.kind == "object":
+        if text.startswith("{") or param.name != "grants":
+            return convert(Param(param.name, "", items), text)  # one item as JSON text
+        right, colon, scope = text.partition(":")
+        if not colon or not right or not scope:
+            raise VenomError.param(
+                "type", param.name, f"--{param.name[:-1]} takes RIGHT:SCOPE, such as read:*"
+            )
+        return {"right": right, "scope": scope}
+    return text
+
+
 def convert(param: Param, text: str) -> Any:
     """One flag's text to the JSON value its param's type asks for."""
     kind = param.type.kind
     if kind == "string":
+        if text == "-" and param.name in FILE_PARAMS:
+            return read_text_file(param, "-")
         return text
     if kind == "integer":
         # Only ASCII digits: int() would also take "1_0", " 3" and other scripts' digits.
@@ -64,6 +147,9 @@ def convert(param: Param, text: str) -> Any:
         if word in FALSE_WORDS:
             return False
         raise VenomError.param("type", param.name, f"{param.flag} takes true or false")
+    items = param.type.items
+    if kind == "array" and items is not None and items.kind == "string" and text[:1] != "[":
+        return [word.strip() for word in text.split(",") if word.strip()]  # --tags zig,build
     try:
         return json.loads(text)
     except ValueError:
@@ -100,6 +186,7 @@ def parse_argv(
         )
     verb, used = found
     by_flag = {p.flag: p for p in verb.params}
+    extras = {e.flag: e for e in extra_flags(verb)}
     params: dict[str, Any] = {}
     cli_flags: set[str] = set()
     rest = list(argv[used:])
@@ -110,6 +197,14 @@ def parse_argv(
         if flag in CLI_FLAGS and not eq:
             cli_flags.add(flag)
             i += 1
+            continue
+        extra = extras.get(flag)
+        if extra is not None:
+            value = inline if eq else (rest[i + 1] if i + 1 < len(rest) else None)
+            if value is None or value in CLI_FLAGS:
+                raise VenomError.param("missing", extra.param.name, f"{flag} needs a value")
+            add_extra(params, extra, value)
+            i += 1 if eq else 2
             continue
         param = by_flag.get(flag)
         if param is None or not flag.startswith("--"):
@@ -134,3 +229,15 @@ def parse_argv(
         params[param.name] = convert(param, value)
         i += 1
     return verb, params, cli_flags
+
+
+def add_extra(params: dict[str, Any], extra: Extra, value: str) -> None:
+    """Fold one habit flag's value into ``params``: items append to their array."""
+    param = extra.param
+    if not extra.repeat:
+        params[param.name] = read_text_file(param, value)
+        return
+    current = params.setdefault(param.name, [])
+    if not isinstance(current, list):
+        raise VenomError.param("type", param.name, f"{param.flag} and {extra.flag} don't mix")
+    current.append(item(param, value))

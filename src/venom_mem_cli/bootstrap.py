@@ -3,13 +3,15 @@
 ``serve`` runs RFC-0020 section 8's start-up in order: config, the socket lock, the store
 lock, the store (with its migrations), and only then the socket. A launcher waiting on
 ``--status-fd`` hears ``ready``, ``lost`` (another daemon holds the socket lock) or the
-error that stopped this one.
+error that stopped this one. A person who ran ``venom-mem serve`` gets one line on stderr
+when it is ready, or the error and its fix.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -27,6 +29,7 @@ from venom_mem_core.errors import VenomError
 __all__ = ["run_serve"]
 
 log = logging.getLogger("venom_mem.serve")
+STOP_FIRST = "VENOM_MEM_TOKEN=@owner venom-mem stop  # then serve again"
 
 
 class StatusPipe:
@@ -138,15 +141,24 @@ def run_serve(
                 raise VenomError(
                     "conflict.store_locked",
                     f"another daemon already serves {sock}",
-                    {"path": str(sock)},
+                    {"path": str(sock), "fix": STOP_FIRST},
                 )
             _clear_stale_socket(sock)
             return _serve_locked(
-                config, config_path, store_path, sock, on_demand=on_demand, status=status
+                config,
+                config_path,
+                store_path,
+                sock,
+                on_demand=on_demand,
+                status=status,
+                stderr=None if on_demand else stderr,
             )
     except VenomError as error:
         status.say(json.dumps(error.to_json()))
         print(f"error: {error.code}: {error.message}", file=stderr)
+        fix = error.data.get("fix") or (STOP_FIRST if error.code == "conflict.store_locked" else "")
+        if fix:  # the store lock's conflict (another socket's daemon) has no fix of its own
+            print(f"fix: {fix}", file=stderr)
         return error.exit_code
 
 
@@ -158,7 +170,9 @@ def _serve_locked(
     *,
     on_demand: bool,
     status: StatusPipe,
+    stderr: TextIO | None,
 ) -> int:
+    import venom_mem_core
     from venom_mem_adapters.daemon import ops
     from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
@@ -214,8 +228,23 @@ def _serve_locked(
             if service is not None:
                 daemon.embedding_facts = service.embedding_facts
                 daemon.config_listeners.append(lambda new: service.reconfigure(new.embeddings))
+            ready = (
+                f"venom-mem {venom_mem_core.__version__}: ready on {sock} (pid {os.getpid()}, "
+                f"store {store_path}); Ctrl-C or venom-mem stop stops it"
+            )
             try:
-                anyio.run(_run_daemon, daemon, sock, store_path, status, service)
+                announce = (ready, stderr) if stderr is not None else None
+                anyio.run(
+                    functools.partial(
+                        _run_daemon,
+                        daemon,
+                        sock,
+                        store_path=store_path,
+                        status=status,
+                        service=service,
+                        announce=announce,
+                    )
+                )
             finally:
                 daemon.close()
                 if service is not None:
@@ -233,7 +262,13 @@ def _extra_handlers() -> dict[str, Any]:
 
 
 async def _run_daemon(
-    daemon: Any, sock: Path, store_path: Path, status: StatusPipe, service: Any
+    daemon: Any,
+    sock: Path,
+    *,
+    store_path: Path,
+    status: StatusPipe,
+    service: Any,
+    announce: tuple[str, TextIO] | None,
 ) -> None:
     from venom_mem_adapters.daemon_record import remove_record, write_record
 
@@ -258,6 +293,8 @@ async def _run_daemon(
             if service is not None:
                 tg.start_soon(service.run)  # background embedding; not activity for idling
             status.say("ready")
+            if announce is not None:  # a person ran serve: say it is ready, once
+                print(announce[0], file=announce[1], flush=True)
             await daemon.serve(listener)
             tg.cancel_scope.cancel()
     finally:

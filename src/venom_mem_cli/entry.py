@@ -17,7 +17,7 @@ def run_json(argv: Sequence[str]) -> int | None:
     from venom_mem_core.errors import VenomError
 
     from .argv import find_verb, parse_argv
-    from .run import call_daemon, print_json, result_exit_code
+    from .run import call_daemon, print_json, result_exit_code, situate
 
     found = find_verb(argv)
     if found is not None and (found[0].local or found[0].name == "events"):
@@ -32,7 +32,8 @@ def run_json(argv: Sequence[str]) -> int | None:
         print_json(result)
         return result_exit_code(verb, result)
     except VenomError as error:
-        print_json({"error": error.to_json()})
+        situated = situate(error, found[0] if found else None, os.environ, argv)
+        print_json({"error": situated.to_json()})
         return error.exit_code
 
 

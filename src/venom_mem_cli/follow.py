@@ -3,7 +3,8 @@
 It calls ``events`` again and again with the last reply's cursor and a long-poll ``wait_ms``,
 so a new event is printed as soon as the daemon has it. Snapshot entities (the first reply,
 and again after the daemon restarted) are printed first, one line each, before the events.
-Output is JSON lines with or without ``--json`` (CONTRACT section 8). Like ``events``, it
+Output is JSON lines with ``--json`` (CONTRACT section 8); without it, one readable line
+per event (local time, type, resource, data). Like ``events``, it
 never starts a daemon, so with none running it fails at once; once streaming, a daemon that
 goes away is waited for until interrupted (an on-demand daemon comes back when some other
 command starts it), and the stale cursor then brings a snapshot.
@@ -15,7 +16,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from venom_mem_core.errors import VenomError
@@ -51,6 +53,18 @@ def _write_line(obj: Mapping[str, Any], out: TextIO) -> None:
     out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
+def _human_line(full: bool) -> Callable[[Mapping[str, Any], TextIO], None]:
+    from .cells import Clock, event_line
+
+    clock = Clock()
+
+    def write(obj: Mapping[str, Any], out: TextIO) -> None:
+        clock.now = datetime.now(UTC)
+        out.write(event_line(dict(obj), clock, full=full) + "\n")
+
+    return write
+
+
 def _call(conn: Connection, verb: Verb, request: dict[str, Any]) -> dict[str, Any]:
     try:
         return conn.call(verb.name, check_params(verb, request))
@@ -65,6 +79,7 @@ def follow(
     out: TextIO = sys.stdout,
     *,
     max_calls: int | None = None,
+    write: Callable[[Mapping[str, Any], TextIO], None] = _write_line,
 ) -> None:
     """Stream until interrupted (or ``max_calls`` replies, for tests). Raises VenomError."""
     from venom_mem_adapters.client import connect
@@ -98,9 +113,9 @@ def follow(
             pause = _RECONNECT_PAUSE_S[0]
             calls += 1
             for entity in reply.get("snapshot") or []:
-                _write_line(entity, out)
+                write(entity, out)
             for event in reply.get("events") or []:
-                _write_line(event, out)
+                write(event, out)
             out.flush()
             cursor = reply.get("cursor") or cursor
     finally:
@@ -109,7 +124,12 @@ def follow(
 
 
 def run_follow(
-    verb: Verb, raw: Mapping[str, Any], as_json: bool, environ: Mapping[str, str]
+    verb: Verb,
+    raw: Mapping[str, Any],
+    as_json: bool,
+    environ: Mapping[str, str],
+    *,
+    full_times: bool = False,
 ) -> int:
     """The command: convert the flags, stream, and turn the outcome into an exit code."""
     try:
@@ -119,7 +139,7 @@ def run_follow(
             if value is not None and (param := verb.param(name)) is not None
         }
         check_params(verb, params)
-        follow(verb, params, environ)
+        follow(verb, params, environ, write=_write_line if as_json else _human_line(full_times))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -129,6 +149,10 @@ def run_follow(
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except VenomError as error:
+        from .app import COMMAND_LINE
+        from .run import situate
+
+        error = situate(error, verb, environ, COMMAND_LINE)
         if as_json:
             print_json({"error": error.to_json()})
         else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest_types import Verb
@@ -17,7 +17,9 @@ TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still s
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-__all__ = ["call_daemon", "print_error", "print_json", "result_exit_code"]
+__all__ = ["call_daemon", "print_error", "print_json", "result_exit_code", "situate"]
+
+STOP_WAIT_S = 10.0  # a stopping daemon answers what is in flight (2 s at most), then exits
 
 
 def call_daemon(
@@ -28,7 +30,39 @@ def call_daemon(
 
     checked = check_params(verb, params)
     with connect(environ, may_start=verb.starts_daemon) as conn:
-        return conn.call(verb.name, checked)
+        result = conn.call(verb.name, checked)
+    if verb.name == "stop":
+        # The reply comes before the exit: wait for it, so `stop && serve` finds no daemon.
+        wait_exit(result.get("pid"), STOP_WAIT_S)
+    return result
+
+
+def wait_exit(pid: object, timeout: float) -> bool:
+    """Wait until process ``pid`` is gone; ``False`` if it outlived ``timeout``."""
+    import os
+    import time
+
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return True  # another user's process now holds that number
+        time.sleep(0.02)
+    return False
+
+
+def situate(
+    error: VenomError, verb: Verb | None, environ: Mapping[str, str], argv: Sequence[str]
+) -> VenomError:
+    """The error with a fix for this command line (:mod:`.fixes`, imported only on errors)."""
+    from .fixes import situate as situated
+
+    return situated(error, verb, environ, argv)
 
 
 def result_exit_code(verb: Verb, result: Mapping[str, Any]) -> int:
@@ -42,8 +76,10 @@ def print_json(obj: Mapping[str, Any], out: TextIO = sys.stdout) -> None:
 
 
 def print_error(error: VenomError, err: TextIO = sys.stderr) -> None:
+    from .fixes import human_hint
+
     err.write(f"error: {error.code}: {error.message}\n")
-    fix = error.data.get("fix")
+    fix = error.data.get("fix") or human_hint(error)
     if fix:
         err.write(f"fix: {fix}\n")
     err.flush()

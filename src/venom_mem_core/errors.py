@@ -28,7 +28,11 @@ TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still s
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["EXIT_CODES", "VenomError", "exit_code_for"]
+__all__ = ["EXIT_CODES", "UNKNOWN_DENIED_FIX", "VenomError", "denied_fix", "exit_code_for"]
+
+# RFC-0020 section 1's transcript pins this one, for the unknown principal.
+UNKNOWN_DENIED_FIX = "venom-mem whoami --json  # set VENOM_MEM_TOKEN to a client token"
+OWNER_RIGHTS = ("admin", "files", "spawn")  # no client token holds these: the owner's
 
 EXIT_CODES: Mapping[str, int] = {
     "failed": 1,
@@ -39,6 +43,23 @@ EXIT_CODES: Mapping[str, int] = {
     "unavailable": 6,
     "unsupported": 10,
 }
+
+
+def denied_fix(right: str, resource: str, principal: str) -> str:
+    """A command that gets past the denial, for who was denied. A client token can never
+    hold admin, so those are the owner's; a token that lacks read or write shows its grants,
+    and the owner gives a client more."""
+    if right in OWNER_RIGHTS:
+        return (
+            "VENOM_MEM_TOKEN=@owner venom-mem whoami  # the owner's; run it in a terminal of "
+            "your own, outside any managed tree"
+        )
+    if principal == "unknown":
+        return UNKNOWN_DENIED_FIX
+    return (
+        f"venom-mem whoami  # this token's grants; the owner can add a client with "
+        f"--grant {right}:{resource}"
+    )
 
 
 def exit_code_for(code: str) -> int:
@@ -88,7 +109,7 @@ class VenomError(Exception):
                 "right": right,
                 "resource": resource,
                 "principal": principal,
-                "fix": "venom-mem whoami --json  # set VENOM_MEM_TOKEN to a client token",
+                "fix": denied_fix(right, resource, principal),
             },
         )
 

@@ -81,7 +81,9 @@ def test_write_on_one_space_is_refused_on_another(world: World) -> None:
             "right": "write",
             "resource": "space:project/b",
             "principal": "g1",
-            "fix": "venom-mem whoami --json  # set VENOM_MEM_TOKEN to a client token",
+            # A client token: its own grants, and what the owner would add (ADR 0014).
+            "fix": "venom-mem whoami  # this token's grants; the owner can add a client with "
+            "--grant write:space:project/b",
         },
     }
     other = world.ok("memory", "add", "--space", "project/b", "--content", "b's", token="@owner")

@@ -33,6 +33,8 @@ from venom_mem_adapters.daemon.ops.events import (
 from venom_mem_adapters.mcp.tools import build_catalog
 from venom_mem_adapters.sqlite import SqliteStore
 from venom_mem_cli.app import build_cli
+from venom_mem_cli.argv import extra_flags
+from venom_mem_cli.fixes import STARTS_ON_DEMAND as STARTS
 from venom_mem_cli.here import HERE_VERBS
 from venom_mem_core.clock import FixedClock
 from venom_mem_core.config import Config
@@ -118,10 +120,11 @@ def test_mem_01_cli_and_mcp_come_from_one_manifest() -> None:
         spec = catalog[tool]
         assert spec.verb.name == verb.name
         assert spec.description == verb.summary
-        options = {p.name for p in command.params} - {"json_output"}
+        options = {p.name for p in command.params} - {"json_output", "full_times"}
         if verb.name in HERE_VERBS:  # the CLI's own flag: the caller's cwd (ADR 0017)
             options -= {"here"}
-        assert options == {p.name for p in verb.params}
+        habits = {e.dest for e in extra_flags(verb)}  # --tag, --grant, --content-file
+        assert options == {p.name for p in verb.params} | habits
         assert set(spec.input_schema["properties"]) == {p.name for p in verb.params} - {"follow"}
     assert cli_paths == expected_cli
     assert set(catalog) == expected_tools
@@ -156,7 +159,8 @@ def test_ops_verbs_never_start_a_daemon(world: World) -> None:
         assert result.code == 6, (args, result)
         error = result.json["error"]
         assert error["code"] == "unavailable.not_running"
-        assert error["data"]["fix"] == "venom-mem serve"
+        # RFC-0020 section 8 pins doctor's fix; the others name a command that starts one.
+        assert error["data"]["fix"] == ("venom-mem serve" if args == ("doctor",) else STARTS)
     human = world.run("doctor")
     assert human.code == 6
     assert "fix: venom-mem serve" in human.stderr
@@ -428,7 +432,7 @@ class Follower:
 
     def __init__(self, world: World, *args: str, token: str | None = None) -> None:
         self.proc = subprocess.Popen(
-            [VENOM_MEM, "events", "--follow", *args],
+            [VENOM_MEM, "events", "--follow", "--json", *args],
             env=world.environ(token),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -551,7 +555,7 @@ def test_follow_prints_the_snapshot_first_one_line_each(started: World) -> None:
     world.ok("memory", "add", "--space", "user", "--content", "one", token=OWNER)
     world.ok("memory", "add", "--space", "user", "--content", "two", token=OWNER)
     session = world.ok("session", "start", "--harness", "codex", token=OWNER)["session"]
-    follower = Follower(world)  # no --json: the stream is JSON lines all the same
+    follower = Follower(world)
     try:
         seen = follower.until(lambda e: e.get("entity") == "session")
         world.ok("memory", "add", "--space", "user", "--content", "three", token=OWNER)

@@ -90,7 +90,8 @@ def test_check_raises_the_contract_shape() -> None:
         "right": "write",
         "resource": "space:b",
         "principal": "g3",
-        "fix": "venom-mem whoami --json  # set VENOM_MEM_TOKEN to a client token",
+        "fix": "venom-mem whoami  # this token's grants; the owner can add a client with "
+        "--grant write:space:b",
     }
 
 

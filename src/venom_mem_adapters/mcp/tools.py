@@ -59,7 +59,9 @@ INSTRUCTIONS = (
     f"{MANIFEST.summary}. Use spaces `user` for what is true of this person everywhere and "
     f"`project/<repository directory name>` for one repository. {T1_SENTENCE}"
 )
-EXCLUDED_VERBS = frozenset({"hello", "serve", "mcp"})
+# hello is the connection's own handshake; stop is the human's (an agent must not end the
+# daemon every other harness shares, even as the owner).
+EXCLUDED_VERBS = frozenset({"hello", "serve", "mcp", "stop"})
 # Which rights' verbs each kind of caller is shown (None: verbs anyone may call).
 AUDIENCES: Mapping[str, frozenset[str | None] | None] = {
     "owner": None,  # every tool

@@ -947,7 +947,8 @@ class StoreContract(ContextContract):
             "right": "write",
             "resource": "space:b",
             "principal": "g3",
-            "fix": FIX,
+            "fix": "venom-mem whoami  # this token's grants; the owner can add a client with "
+            "--grant write:space:b",
         }
         env.owner.call("memory.add", {"space": "b", "content": "owner's"})
         fails(env.g3, "memory.update", {"id": "m2", "revision": 1, "title": "x"}, "denied.write")

@@ -53,8 +53,11 @@ def _load_checked(
     """The memory, after the right is checked; absent (or deleted) is not_found after that."""
     memory = tx.get_memory(id)
     check(who, right, memory_resource(id, memory))
-    if memory is None or (memory.deleted is not None and not include_deleted):
+    if memory is None:
         raise VenomError.not_found("memory", f"{memory_id(id)} does not exist")
+    if memory.deleted is not None and not include_deleted:
+        # The caller holds the right on it (checked above), so saying so leaks nothing.
+        raise VenomError.not_found("memory", f"{memory_id(id)} is deleted")
     return memory
 
 

@@ -59,11 +59,18 @@ def _new_token(principal: str) -> tuple[str, bytes]:
     return f"vnt1.venom-mem.{principal}.{secret}", secret_hash(secret)
 
 
+# Runnable as written, by the human: a new client, whose token replaces the refused one.
+NEW_TOKEN_FIX = (
+    "VENOM_MEM_TOKEN=@owner venom-mem client add --name my-agent --grant read:* "
+    "--grant write:*  # in a terminal of your own; then set VENOM_MEM_TOKEN to its token"
+)
+
+
 def _token_denied(reason: str) -> VenomError:
     return VenomError(
         "denied.token",
         f"token is {reason}",
-        {"reason": reason, "fix": "venom-mem client add  # ask the human for a new token"},
+        {"reason": reason, "fix": NEW_TOKEN_FIX},
     )
 
 

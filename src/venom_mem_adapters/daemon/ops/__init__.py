@@ -1,5 +1,5 @@
 """Operations verbs served by the daemon itself, one module each: ``doctor``, ``config.*``
-(:mod:`.config_verbs`), ``events``, ``skill`` and ``skill.install``, and ``audit``.
+(:mod:`.config_verbs`), ``events``, ``skill`` and ``skill.install``, ``audit`` and ``stop``.
 
 :func:`handlers` is merged into the daemon's table at start-up. :func:`attach` starts what
 runs beside the verbs for the daemon's whole life (the audit log's subscription to the event
@@ -9,7 +9,7 @@ log); the composition root calls it once the daemon is built.
 from __future__ import annotations
 
 from ..server import Daemon, DaemonHandler
-from . import audit, config_verbs, doctor, events, skill
+from . import audit, config_verbs, doctor, events, skill, stop
 
 __all__ = ["attach", "handlers"]
 
@@ -31,4 +31,5 @@ def handlers() -> dict[str, DaemonHandler]:
         "skill": skill.skill_verb,
         "skill.install": skill.skill_install_verb,
         "audit": audit.audit_verb,
+        "stop": stop.stop_verb,
     }
