@@ -47,7 +47,9 @@ def test_tool_names_follow_contract_section_7(verb: str, tool: str) -> None:
 
 def test_one_tool_per_daemon_verb() -> None:
     expected = {
-        v.name for v in MANIFEST.verbs if not v.local and v.name not in ("hello", "serve", "mcp", "stop")
+        v.name
+        for v in MANIFEST.verbs
+        if not v.local and v.name not in ("hello", "serve", "mcp", "stop")
     }
     assert {spec.verb.name for spec in CATALOG.values()} == expected
     assert "serve" not in CATALOG
