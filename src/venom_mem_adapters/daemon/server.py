@@ -48,6 +48,8 @@ MAX_IN_FLIGHT_PER_CONNECTION = 64
 READERS = 4
 SHUTDOWN_DEADLINE_S = 2.0
 SWEEP_INTERVAL_S = 86400.0
+# A purge's checkpoint that a reader kept busy is retried this often while serving.
+ERASE_RETRY_S = 30.0
 
 T = TypeVar("T")
 
@@ -139,6 +141,7 @@ class Daemon:
                 accepting.start_soon(self._accept, listener, connections)
                 if self.on_demand:
                     accepting.start_soon(self._stop_when_idle)
+                accepting.start_soon(self._finish_pending_erase)
                 await self._stopping.wait()
                 accepting.cancel_scope.cancel()
             with contextlib.suppress(FileNotFoundError):
@@ -294,6 +297,14 @@ class Daemon:
                 log.warning("tombstone sweep failed, retried in %ss: %s", interval_s, error)
             else:
                 log.info("tombstone sweep removed %d memories", swept)
+
+    async def _finish_pending_erase(self, interval_s: float = ERASE_RETRY_S) -> None:
+        """Retry a purge's checkpoint that a reader kept busy until it is done: the text of
+        an acknowledged purge should not wait for a restart or the daily sweep."""
+        while True:
+            await anyio.sleep(interval_s)
+            with contextlib.suppress(VenomError):
+                await self.in_writer(self.app.store.erase_pending_traces)
 
     # Daemon-level verbs -------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from venom_mem_core.errors import VenomError
-from venom_mem_core.ports import Store
+from venom_mem_core.ports import ERASE_PENDING, Store
 
 from . import bm25
 from .connection import open_connection, transaction
@@ -42,8 +42,6 @@ __all__ = ["SqliteStore"]
 
 # How long close() waits for a borrowed reader to come back before closing without it.
 _CLOSE_WAIT_S = 5.0
-# meta key: a purge's checkpoint was busy, and its text may still be in the WAL.
-ERASE_PENDING = "erase_pending"
 
 
 class SqliteStore:
@@ -141,31 +139,46 @@ class SqliteStore:
     # -- maintenance ---------------------------------------------------------------------
 
     def erase_traces(self) -> None:
-        """Checkpoint the WAL into the database and truncate it, so purged text is gone.
+        """Checkpoint the WAL into the database and truncate it, so purged text is gone,
+        then clear the purge's :data:`ERASE_PENDING` marker.
+
+        The order is what makes a cut anywhere safe: the marker committed with the purge
+        and is cleared only after the TRUNCATE checkpoint succeeded, so a crash before that
+        leaves it for the next serve. Clearing it writes the meta page (no memory text) to
+        the fresh WAL; a second checkpoint empties that too, best effort.
 
         A reader holding an old snapshot keeps its frames alive; after busy_timeout SQLite
         gives up with SQLITE_BUSY, which is ``unavailable.store_busy``.
         """
         self._check_open()
-        self._note_erase_pending(False)  # first, so the checkpoint leaves the WAL empty
         try:
-            with self._write_lock, translated(self._name):
-                self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+            self._checkpoint()
         except VenomError as error:
             if error.code == "unavailable.store_busy":
-                # Written down, so the next serve finishes the job even after a crash.
+                # A caller that deleted outside a purge's transaction still gets the
+                # obligation written down (a purge has it already).
                 with suppress(VenomError):
                     self._note_erase_pending(True)
             raise
+        self._note_erase_pending(False)
+        with suppress(VenomError):
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        with self._write_lock, translated(self._name):
+            self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
 
     def erase_pending_traces(self) -> None:
-        """Finish the checkpoint a busy purge left undone (RFC-0020 section 2: at the next
-        serve); nothing when none is pending, so a store is otherwise left as it is."""
+        """Finish the checkpoint a busy or cut purge left undone (RFC-0020 section 2: at the
+        next serve); nothing when none is pending, so a store is otherwise left as it is."""
         self._check_open()
-        with self.read() as tx:
-            pending = tx.get_meta(ERASE_PENDING) is not None
-        if pending:
+        if self.erase_pending():
             self.erase_traces()
+
+    def erase_pending(self) -> bool:
+        """Whether a purge's text may still be in the WAL (doctor and the daemon ask)."""
+        with self.read() as tx:
+            return tx.get_meta(ERASE_PENDING) is not None
 
     def _note_erase_pending(self, pending: bool) -> None:
         with self.read() as tx:
