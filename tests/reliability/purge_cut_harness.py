@@ -69,7 +69,8 @@ class Owner:
 
     def ok(self, verb: str, params: dict[str, Any]) -> Any:
         reply = self.call(verb, params)
-        assert reply is not None and "ok" in reply, (verb, reply)
+        assert reply is not None, (verb, reply)
+        assert "ok" in reply, (verb, reply)
         return reply["ok"]
 
     def ready_reply(self) -> Any:
