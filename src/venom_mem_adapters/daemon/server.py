@@ -5,15 +5,24 @@ manifest and the caller's rights before any handler runs (:func:`venom_mem_core.
 prepare`). Writes run one at a time on the store's one writer; reads run on a small pool of
 read-only connections, so a read answers while a write is held. Requests on a connection may
 be pipelined and are answered as they finish, each reply carrying its request's ``id``.
+
+Bounds (docs/adr/0013): at most ``max_connections`` connections (the one over it is told so
+and closed), MAX_IN_FLIGHT_PER_CONNECTION requests in flight on each, unread bytes held to a
+budget (flow.py), the readers and the writer shared round-robin between connections, and the
+requests of a connection that went away dropped unless they already run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 import math
 import os
+import resource
+import select
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Mapping
@@ -23,7 +32,6 @@ from typing import Any, TypeVar
 import anyio
 import anyio.abc
 import attrs
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 import venom_mem_core
 from venom_mem_core.config import Config
@@ -38,20 +46,36 @@ from venom_mem_core.usecases.memories import sweep_tombstones
 
 from ..wire import MAX_FRAME, decode_frame, encode_frame
 from .event_log import EventLog
+from .flow import ByteBudget, FairGate, FrameReader, FrameTooLong, HeapTrimmer
 from .writer import WriterThread
 
 __all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
 
 log = logging.getLogger("venom_mem.daemon")
 
-MAX_IN_FLIGHT_PER_CONNECTION = 64
+MAX_CONNECTIONS = 1024
+MAX_IN_FLIGHT_PER_CONNECTION = 4
+# Bytes of unfinished frames held beyond the connections' own allowances (flow.py).
+FRAME_BUDGET = 32 * 1024 * 1024
+# No new request starts on a connection while this many bytes of its replies wait to be
+# sent: a peer that doesn't read gets a few answers' worth of work, not a pipeline's.
+UNSENT_LIMIT = 256 * 1024
+# A reply that can't be sent for this long: the peer doesn't read, and it is closed.
+SEND_TIMEOUT_S = 60.0
 READERS = 4
+ACCEPT_BATCH = 16
+# Writes handed to the writer thread at once: enough that it never waits on the event loop.
+WRITES_AHEAD = 2
 SHUTDOWN_DEADLINE_S = 2.0
 SWEEP_INTERVAL_S = 86400.0
 # A purge's checkpoint that a reader kept busy is retried this often while serving.
 ERASE_RETRY_S = 30.0
 
 T = TypeVar("T")
+
+# The connection a request came on (None for the daemon's own jobs): whose turn it is at the
+# readers and the writer.
+_caller: contextvars.ContextVar[object | None] = contextvars.ContextVar("caller", default=None)
 
 
 @attrs.frozen(kw_only=True)
@@ -101,6 +125,7 @@ class Daemon:
         paths: DaemonPaths,
         on_demand: bool,
         handlers: Mapping[str, DaemonHandler] | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.app = app
         self.events = events
@@ -115,7 +140,11 @@ class Daemon:
         }
         self.handlers.update(handlers or {})
         self._writer = WriterThread()
-        self._readers = anyio.CapacityLimiter(READERS)
+        self._readers = FairGate(READERS)
+        self._writes = FairGate(WRITES_AHEAD)
+        self.max_connections = max_connections
+        self.frame_budget = ByteBudget(FRAME_BUDGET)
+        self._trimmer = HeapTrimmer()
         self._connections = 0
         self._open: set[Connection] = set()
         self._activity = anyio.Event()
@@ -136,9 +165,12 @@ class Daemon:
         flight get SHUTDOWN_DEADLINE_S to finish and send their replies. A write that started
         always commits (the writer is shielded), even past the deadline.
         """
+        _allow_descriptors(self.max_connections + 256)
+        asyncio.get_running_loop().set_exception_handler(_ignore_late_wakeups)
         async with anyio.create_task_group() as connections:
             async with anyio.create_task_group() as accepting:
                 accepting.start_soon(self._accept, listener, connections)
+                accepting.start_soon(self._trimmer.run)
                 if self.on_demand:
                     accepting.start_soon(self._stop_when_idle)
                 accepting.start_soon(self._finish_pending_erase)
@@ -164,7 +196,27 @@ class Daemon:
         listener: anyio.abc.Listener[anyio.abc.SocketStream],
         connections: anyio.abc.TaskGroup,
     ) -> None:
-        await listener.serve(self._connection, task_group=connections)
+        """Accept every connection that is waiting each time the socket is ready, not one per
+        turn of the event loop: a burst of a few hundred connects must not queue the next
+        caller's connect behind it for a second (anyio's serve() takes one per turn)."""
+        raw = listener.extra(anyio.abc.SocketAttribute.raw_socket, None)
+        if raw is None:
+            await listener.serve(self._connection, task_group=connections)
+            return
+        while True:
+            await anyio.wait_readable(raw)
+            for _ in range(ACCEPT_BATCH):
+                try:
+                    client, _address = raw.accept()
+                except BlockingIOError:
+                    break
+                except OSError as exc:  # out of descriptors: let some connections end first
+                    log.warning("accept failed: %s", exc)
+                    await anyio.sleep(0.1)
+                    break
+                client.setblocking(False)
+                stream = await anyio.abc.UNIXSocketStream.from_socket(client)
+                connections.start_soon(self._connection, stream)
 
     async def _stop_when_idle(self) -> None:
         await self._idle_watch()
@@ -210,12 +262,26 @@ class Daemon:
             if self._stopping.is_set():
                 await stream.aclose()  # accepted as the listener closed: the caller retries
                 return
+            if len(self._open) > self.max_connections:
+                await connection.refuse(
+                    VenomError(
+                        "unavailable.connections",
+                        f"the daemon already serves {self.max_connections} connections,"
+                        " the most it takes at once",
+                        {
+                            "limit": self.max_connections,
+                            "fix": "close idle connections to the daemon, then retry",
+                        },
+                    )
+                )
+                return
             await connection.run()
         except Exception:  # one connection's failure must never stop the listener
             log.exception("connection failed")
         finally:
             self._open.discard(connection)
             self._touch(-1)
+            self._trimmer.due()
 
     # Dispatch -----------------------------------------------------------------------------
 
@@ -263,7 +329,12 @@ class Daemon:
         call = functools.partial(HANDLERS[verb.name], self.app, principal, **params)
         if verb.right in ("write", "admin"):
             return await self.in_writer(call)
-        return await anyio.to_thread.run_sync(call, limiter=self._readers)
+        return await self.in_reader(call)
+
+    async def in_reader(self, fn: Callable[[], T]) -> T:
+        """Run a read on the pool, in its connection's turn."""
+        async with self._readers.slot(_caller.get()):
+            return await anyio.to_thread.run_sync(fn)
 
     async def in_writer(self, fn: Callable[[], T]) -> T:
         """Run a write on the writer. After an I/O failure or corruption on a write, later
@@ -276,7 +347,8 @@ class Daemon:
                 {"path": str(self.paths.store), "fix": "restart the daemon: venom-mem serve"},
             )
         try:
-            return await self._writer.run(fn)
+            async with self._writes.slot(_caller.get()):
+                return await self._writer.run(fn)
         except VenomError as error:
             if error.code == "failed.store":
                 self.write_failure = error.message
@@ -336,6 +408,40 @@ def _encodable(text: str) -> bool:
     return True
 
 
+def _hung_up(stream: anyio.abc.SocketStream) -> bool:
+    """POLLHUP: the peer closed both directions (a half close sets only POLLRDHUP)."""
+    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    if raw is None:
+        return False
+    poller = select.poll()
+    try:
+        poller.register(raw, select.POLLHUP)
+        return any(events & select.POLLHUP for _fd, events in poller.poll(0))
+    except (OSError, ValueError):
+        return True
+
+
+def _ignore_late_wakeups(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A socket that became ready in the same loop turn as its waiter was cancelled (a peer
+    gone, a connection dropped) wakes a future that is already done; asyncio would log
+    that as an error. Everything else goes to the default handler."""
+    if isinstance(context.get("exception"), asyncio.InvalidStateError):
+        return
+    loop.default_exception_handler(context)
+
+
+def _allow_descriptors(wanted: int) -> None:
+    """Raise the soft limit on open files toward ``wanted`` (each connection is one)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+_FRAME_SHAPE = 'a request is {"id": ..., "verb": ..., "params": {...}}'
+
+
 class Connection:
     """One client connection: hello first, then pipelined requests."""
 
@@ -346,11 +452,27 @@ class Connection:
         self.peer_uid: int | None = None
         self._send_lock = anyio.Lock()
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT_PER_CONNECTION)
+        self._unsent = 0
+        self._drained = anyio.Event()
         self._reading = anyio.CancelScope()
+        self._requests: anyio.abc.TaskGroup | None = None
 
     def stop_reading(self) -> None:
         """Read no more requests; the ones in flight still finish and are answered."""
         self._reading.cancel()
+
+    def _gone(self) -> None:
+        """The peer is gone: requests not yet running are dropped (a running read finishes
+        in its thread, a write that started commits), nothing more is read or sent."""
+        if self._requests is not None:
+            self._requests.cancel_scope.cancel()
+
+    async def refuse(self, error: VenomError) -> None:
+        """Say why this connection is not served, and close it."""
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            with anyio.move_on_after(1.0):
+                await self.stream.send(encode_frame(_error_reply(None, error)))
+        await self.stream.aclose()
 
     async def send(self, reply: dict[str, Any]) -> None:
         request_id = reply.get("id")
@@ -372,57 +494,100 @@ class Connection:
                     ),
                 )
             )
-        async with self._send_lock:
-            # A client that went away still had its request run to completion.
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await self.stream.send(frame)
+        self._unsent += len(frame)
+        try:
+            async with self._send_lock:
+                sent = False
+                with (
+                    contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError),
+                    anyio.move_on_after(SEND_TIMEOUT_S),
+                ):
+                    await self.stream.send(frame)
+                    sent = True
+                if not sent:  # went away, or stopped reading its replies
+                    self._gone()
+        finally:
+            self._unsent -= len(frame)
+            if self._unsent <= UNSENT_LIMIT:
+                self._drained.set()
+
+    async def _wait_drained(self) -> None:
+        while self._unsent > UNSENT_LIMIT:
+            self._drained = anyio.Event()
+            await self._drained.wait()
 
     async def run(self) -> None:
         with contextlib.suppress(OSError):
             self.peer_uid = _peer_uid(self.stream)
-        reader = BufferedByteReceiveStream(self.stream)
+        reader = FrameReader(self.stream, self.daemon.frame_budget)
+        token = _caller.set(self)
         try:
             async with anyio.create_task_group() as requests:
+                self._requests = requests
                 with self._reading:
-                    while await self._next_request(reader, requests):
-                        pass
+                    async with anyio.create_task_group() as io:
+                        io.start_soon(self._pump, reader)
+                        while await self._next_request(reader, requests):
+                            pass
+                        io.cancel_scope.cancel()
         finally:
+            _caller.reset(token)
+            reader.release()
             await self.stream.aclose()
 
-    async def _next_request(
-        self, reader: BufferedByteReceiveStream, requests: anyio.abc.TaskGroup
-    ) -> bool:
-        """Read one frame and start answering it; ``False`` when the connection is done."""
-        try:
-            line = await reader.receive_until(b"\n", MAX_FRAME - 1)
-            if len(line) > MAX_FRAME - 1:  # found in one big chunk: still too big
-                raise anyio.DelimiterNotFound(MAX_FRAME - 1)
-        except anyio.DelimiterNotFound:
-            await self.send(
-                _error_reply(None, VenomError.param("frame", "frame", "a frame is at most 1 MiB"))
-            )
-            return False
-        except (
-            anyio.EndOfStream,
-            anyio.IncompleteRead,
-            anyio.BrokenResourceError,
-            anyio.ClosedResourceError,
-            OSError,
-        ):
-            return False
-        try:
-            frame = decode_frame(line)
-        except (ValueError, RecursionError):
-            await self.send(
-                _error_reply(None, VenomError.param("frame", "frame", "a frame is one JSON object"))
-            )
-            return False
+    async def _pump(self, reader: FrameReader) -> None:
+        await reader.pump()
+        # An end of file may be a half close (the peer still reads its replies); a peer that
+        # closed outright hangs up too, and its queued requests are for nobody.
+        if reader.ended == "reset" or _hung_up(self.stream):
+            self._gone()
+
+    async def _next_request(self, reader: FrameReader, requests: anyio.abc.TaskGroup) -> bool:
+        """Take one frame and start answering it; ``False`` when the connection is done."""
         await self._slots.acquire()
-        if isinstance(frame, dict) and frame.get("verb") == "hello":
-            await self._request(frame)  # later requests need its principal
-        else:
-            requests.start_soon(self._request, frame)
-        return True
+        started = False
+        try:
+            await self._wait_drained()
+            try:
+                line = await reader.next_frame()
+            except FrameTooLong:
+                await self._close_with("a frame is at most 1 MiB")
+                return False
+            if line is None:
+                return False
+            try:
+                frame = decode_frame(line)
+            except (ValueError, RecursionError):
+                frame = None
+            if not isinstance(frame, dict):
+                await self._close_with("a frame is one JSON object")
+                return False
+            hello = frame.get("verb") == "hello"
+            if hello and self.principal is not None:
+                await self._refuse_second_hello(frame.get("id"))
+                return False
+            started = True  # _request releases the slot
+            if hello:
+                await self._request(frame)  # later requests need its principal
+            else:
+                requests.start_soon(self._request, frame)
+            return True
+        finally:
+            if not started:
+                self._slots.release()
+
+    async def _refuse_second_hello(self, request_id: Any) -> None:
+        assert self.principal is not None
+        error = VenomError(
+            "denied.hello",
+            f"hello was already said on this connection (as {self.principal.id});"
+            " the connection closes",
+            {"fix": "open a new connection to speak as another principal"},
+        )
+        await self.send(_error_reply(request_id if _valid_id(request_id) else None, error))
+
+    async def _close_with(self, message: str) -> None:
+        await self.send(_error_reply(None, VenomError.param("frame", "frame", message)))
 
     async def _request(self, frame: Any) -> None:
         # The slot is held until the reply is sent: a client that pipelines faster than it
@@ -434,20 +599,13 @@ class Connection:
         finally:
             self._slots.release()
 
-    async def _answer(self, frame: Any) -> dict[str, Any] | None:
-        if not isinstance(frame, dict) or not _valid_id(frame.get("id")):
-            return _error_reply(
-                None,
-                VenomError.param(
-                    "frame", "frame", 'a request is {"id": ..., "verb": ..., "params": {...}}'
-                ),
-            )
+    async def _answer(self, frame: dict[str, Any]) -> dict[str, Any] | None:
+        if not _valid_id(frame.get("id")):
+            return _error_reply(None, VenomError.param("frame", "frame", _FRAME_SHAPE))
         request_id, verb = frame["id"], frame.get("verb")
         try:
             if not isinstance(verb, str) or set(frame) - {"id", "verb", "params"}:
-                raise VenomError.param(
-                    "frame", "frame", 'a request is {"id": ..., "verb": ..., "params": {...}}'
-                )
+                raise VenomError.param("frame", "frame", _FRAME_SHAPE)
             if verb == "hello":
                 self.principal, ok = await self.daemon.hello(frame.get("params"), self.peer_uid)
                 return {"id": request_id, "ok": ok}

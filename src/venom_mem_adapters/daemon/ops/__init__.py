@@ -31,4 +31,5 @@ def handlers() -> dict[str, DaemonHandler]:
         "skill": skill.skill_verb,
         "skill.install": skill.skill_install_verb,
         "audit": audit.audit_verb,
+        **audit.audited_handlers(),
     }

@@ -32,7 +32,7 @@ from ...sqlite import DEFAULT_MIGRATIONS, open_connection
 from ...sqlite.paths import check_private_dir, check_private_file, lock_path, sidecar_paths
 from ...sqlite.schema import APPLICATION_ID
 from ..server import Request
-from .audit import audit_path
+from .audit import audit_path, audit_state
 
 __all__ = ["EmbeddingFacts", "Inputs", "doctor_verb", "run_checks"]
 
@@ -203,6 +203,24 @@ def _permissions_check(path: Path) -> dict[str, str]:
         f"{path.parent} is 0700 and its {checked} store files 0600, all yours",
         f"ls -la '{path.parent}'",
     )
+
+
+def _audit_check(store: Path) -> dict[str, str]:
+    """Issuing and revoking tokens stop when the audit log can't be written: say so first."""
+    path = audit_path(store)
+    problem = audit_state(path)
+    fix = f"ls -l '{path}'  # it must be a regular 0600 file of yours"
+    if problem is not None:
+        return _check(
+            "audit.log",
+            "fail",
+            f"The audit log {path} can't be written ({problem}): issuing and revoking"
+            " tokens are refused until it can",
+            fix,
+        )
+    if not path.exists():
+        return _check("audit.log", "ok", f"No audit log yet; the first token makes {path}", fix)
+    return _check("audit.log", "ok", f"The audit log {path} can be appended to", fix)
 
 
 # -- daemon ------------------------------------------------------------------------------------
@@ -400,6 +418,7 @@ def run_checks(inputs: Inputs) -> dict[str, Any]:
         checks: list[dict[str, str]] = _store_checks(inputs, connection, error)
         checks.append(_sqlite_check(connection))
         checks.append(_permissions_check(inputs.store))
+        checks.append(_audit_check(inputs.store))
         checks.append(_lifetime_check(inputs))
         checks.extend(_embedding_checks(inputs, connection))
     finally:
