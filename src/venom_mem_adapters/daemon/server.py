@@ -25,6 +25,7 @@ import resource
 import select
 import socket
 import struct
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -44,6 +45,7 @@ from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.handlers import HANDLERS
 from venom_mem_core.usecases.memories import sweep_tombstones
 
+from ..sqlite.errors import is_disk_full
 from ..wire import MAX_FRAME, decode_frame, encode_frame
 from .event_log import EventLog
 from .flow import ByteBudget, FairGate, FrameReader, FrameTooLong, HeapTrimmer
@@ -68,6 +70,10 @@ ACCEPT_BATCH = 16
 WRITES_AHEAD = 2
 SHUTDOWN_DEADLINE_S = 2.0
 SWEEP_INTERVAL_S = 86400.0
+# While the disk is full, one write is let through as a probe this long after the last
+# failure, the wait doubling up to the most; everything else is refused without a try.
+DISK_PROBE_FIRST_S = 0.25
+DISK_PROBE_MAX_S = 2.0
 # A purge's checkpoint that a reader kept busy is retried this often while serving.
 ERASE_RETRY_S = 30.0
 
@@ -98,6 +104,28 @@ def _peer_uid(stream: anyio.abc.SocketStream) -> int | None:
     creds = raw.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", creds)
     return int(uid)
+
+
+class DiskFull:
+    """Writes are failing for want of space: the last error, and when to probe again."""
+
+    def __init__(self, error: VenomError) -> None:
+        self.error = error
+        self._wait_s = DISK_PROBE_FIRST_S
+        self._next = time.monotonic() + self._wait_s
+
+    def probe_due(self) -> bool:
+        """True at most once per backoff: the caller's write is then the probe."""
+        now = time.monotonic()
+        if now < self._next:
+            return False
+        self._next = now + self._wait_s  # one probe at a time, until it reports back
+        return True
+
+    def failed_again(self, error: VenomError) -> None:
+        self.error = error
+        self._wait_s = min(self._wait_s * 2, DISK_PROBE_MAX_S)
+        self._next = time.monotonic() + self._wait_s
 
 
 @attrs.frozen(kw_only=True)
@@ -150,6 +178,7 @@ class Daemon:
         self._activity = anyio.Event()
         self._stopping = anyio.Event()
         self.write_failure: str | None = None
+        self.disk_full: DiskFull | None = None
         # Set by the composition root when embeddings are on; doctor reads it.
         self.embedding_facts: Callable[[], Any] | None = None
         self.config_listeners: list[Callable[[Config], None]] = []
@@ -339,21 +368,38 @@ class Daemon:
     async def in_writer(self, fn: Callable[[], T]) -> T:
         """Run a write on the writer. After an I/O failure or corruption on a write, later
         writes are refused until a restart: an fsync that failed once may have lied, so
-        retrying it could acknowledge data that isn't on disk. Reads go on."""
+        retrying it could acknowledge data that isn't on disk. Reads go on.
+
+        A full disk is different (the kernel refused the bytes; nothing was acknowledged):
+        writes are refused without touching the store, except one let through as a probe
+        each time the backoff (DISK_PROBE_FIRST_S doubling to DISK_PROBE_MAX_S) runs out.
+        The first write that succeeds ends it, with no restart."""
         if self.write_failure is not None:
             raise VenomError(
                 "failed.store",
                 f"writes are stopped after an earlier store failure: {self.write_failure}",
                 {"path": str(self.paths.store), "fix": "restart the daemon: venom-mem serve"},
             )
+        if self.disk_full is not None and not self.disk_full.probe_due():
+            raise self.disk_full.error
         try:
             async with self._writes.slot(_caller.get()):
-                return await self._writer.run(fn)
+                result = await self._writer.run(fn)
         except VenomError as error:
-            if error.code == "failed.store":
+            if is_disk_full(error):
+                if self.disk_full is None:
+                    log.error("the disk is full; writes resume once one succeeds: %s", error)
+                    self.disk_full = DiskFull(error)
+                else:
+                    self.disk_full.failed_again(error)
+            elif error.code == "failed.store":
                 self.write_failure = error.message
                 log.error("store failure on a write; refusing writes until restart: %s", error)
             raise
+        if self.disk_full is not None:
+            log.warning("a write succeeded: the disk has room again, writes resume")
+            self.disk_full = None
+        return result
 
     async def sweep_tombstones_every(self, interval_s: float = SWEEP_INTERVAL_S) -> None:
         """Sweep expired tombstones, and finish a checkpoint a busy purge left undone, once

@@ -12,6 +12,7 @@ socket lock and before calling :meth:`SqliteStore.open`, as the spec orders them
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import threading
@@ -28,7 +29,7 @@ from venom_mem_core.ports import ERASE_PENDING, Store
 
 from . import bm25
 from .connection import open_connection, transaction
-from .errors import translated
+from .errors import is_disk_full, translated
 from .migrations import DEFAULT_MIGRATIONS, Migration, inspect_store, migrate
 from .paths import (
     check_private_file,
@@ -39,6 +40,8 @@ from .paths import (
 from .tx import SqliteReadTx, SqliteWriteTx
 
 __all__ = ["SqliteStore"]
+
+log = logging.getLogger("venom_mem.store")
 
 # How long close() waits for a borrowed reader to come back before closing without it.
 _CLOSE_WAIT_S = 5.0
@@ -53,7 +56,9 @@ class SqliteStore:
         self.path = path
         self._name = str(path)
         self._writer = writer
-        self._write_lock = threading.Lock()
+        # No readers: the writer's connection alone, opened exclusive (see open()).
+        self.single_connection = not readers
+        self._write_lock = threading.RLock()
         self._writing_thread: int | None = None
         self._readers = tuple(readers)
         self._pool: queue.SimpleQueue[apsw.Connection] = queue.SimpleQueue()
@@ -88,9 +93,31 @@ class SqliteStore:
             inspect_store(path, supported=len(migrations), vfs=vfs)
         else:
             create_private_file(path)
+        try:
+            return cls._open(path, migrations, readers, vfs, exclusive=False)
+        except VenomError as error:
+            if not (exists and is_disk_full(error)):
+                raise
+        # A full disk with no -shm file yet (a clean stop removed it) can't give WAL's
+        # shared memory a page. One exclusive connection needs none: reads are served, and
+        # writes go through as soon as there is room again. Until a restart the store has
+        # no reader pool, and nothing outside the daemon can read it.
+        log.warning("%s: the disk is full; serving it on one exclusive connection", path)
+        return cls._open(path, migrations, 0, vfs, exclusive=True)
+
+    @classmethod
+    def _open(
+        cls,
+        path: Path,
+        migrations: Sequence[Migration],
+        readers: int,
+        vfs: str | None,
+        *,
+        exclusive: bool,
+    ) -> SqliteStore:
         opened: list[apsw.Connection] = []
         try:
-            writer = open_connection(path, readonly=False, vfs=vfs)
+            writer = open_connection(path, readonly=False, vfs=vfs, exclusive=exclusive)
             opened.append(writer)
             migrate(writer, path, migrations)
             for sidecar in sidecar_paths(path):
@@ -115,12 +142,27 @@ class SqliteStore:
     def read(self) -> Iterator[SqliteReadTx]:
         """One committed snapshot on a pooled read-only connection."""
         self._check_open()
+        if self.single_connection:
+            with self._read_on_writer() as tx:
+                yield tx
+            return
         connection = self._pool.get()
         try:
             with transaction(connection, self._name, immediate=False):
                 yield SqliteReadTx(connection, self._name)
         finally:
             self._pool.put(connection)
+
+    @contextmanager
+    def _read_on_writer(self) -> Iterator[SqliteReadTx]:
+        """A read on the one exclusive connection, between writes (or inside this thread's
+        own write, which it then sees)."""
+        with self._write_lock:
+            if self._writing_thread == threading.get_ident():
+                yield SqliteReadTx(self._writer, self._name)
+                return
+            with transaction(self._writer, self._name, immediate=False):
+                yield SqliteReadTx(self._writer, self._name)
 
     @contextmanager
     def write(self) -> Iterator[SqliteWriteTx]:
@@ -145,7 +187,7 @@ class SqliteStore:
         The order is what makes a cut anywhere safe: the marker committed with the purge
         and is cleared only after the TRUNCATE checkpoint succeeded, so a crash before that
         leaves it for the next serve. Clearing it writes the meta page (no memory text) to
-        the fresh WAL; a second checkpoint empties that too, best effort.
+        the fresh WAL; a second checkpoint empties that too (a busy one is let go).
 
         A reader holding an old snapshot keeps its frames alive; after busy_timeout SQLite
         gives up with SQLITE_BUSY, which is ``unavailable.store_busy``.
@@ -161,8 +203,13 @@ class SqliteStore:
                     self._note_erase_pending(True)
             raise
         self._note_erase_pending(False)
-        with suppress(VenomError):
+        try:
             self._checkpoint()
+        except VenomError as error:
+            # A reader arriving in between only keeps the marker's own page in the WAL; a
+            # failing disk is reported like any other (the daemon stops writes on it).
+            if error.code != "unavailable.store_busy":
+                raise
 
     def _checkpoint(self) -> None:
         with self._write_lock, translated(self._name):
