@@ -132,6 +132,9 @@ def test_a_full_disk_stops_writes_only_until_there_is_room(tmpfs: Path) -> None:
         some = next(iter(acknowledged))
         assert world.ok("memory", "get", "--id", some, token=OWNER)["id"] == some  # reads go on
         assert world.ok("memory", "search", "--query", "note", token=OWNER)["results"]
+        doctor = {c["id"]: c for c in world.run("doctor", "--json").json["checks"]}
+        assert doctor["store.open"]["status"] == "warn"
+        assert "full" in doctor["store.open"]["message"]
         resumed_after = _resume(world, filler, acknowledged)
         assert world.daemon_pid() == pid  # no restart
 

@@ -70,6 +70,7 @@ class Inputs:
     facts: EmbeddingFacts | None = None
     health: Any = None  # an embedder's ``last_health`` (``.ok``, ``.message``) if it has one
     write_failure: str | None = None  # why the daemon stopped taking writes, if it did
+    disk_full: str | None = None  # the last disk-full error while writes wait for room
     now: datetime.datetime = attrs.field(factory=lambda: datetime.datetime.now(datetime.UTC))
 
 
@@ -144,6 +145,14 @@ def _open_check(inputs: Inputs, connection: apsw.Connection) -> dict[str, str]:
             "fail",
             f"The store at {path} stopped taking writes: {inputs.write_failure}",
             "check the disk (space, I/O errors), then restart the daemon: venom-mem serve",
+        )
+    if inputs.disk_full is not None:
+        return _check(
+            "store.open",
+            "warn",
+            f"The disk under {path} is full: writes are refused until there is room, then"
+            f" resume by themselves ({inputs.disk_full})",
+            f"df -h '{path.parent}'  # free space there",
         )
     return _check("store.open", "ok", f"Store open at {path}", FIX_STATUS)
 
@@ -445,5 +454,6 @@ async def doctor_verb(request: Request) -> dict[str, Any]:
         facts=_facts(daemon),
         health=getattr(daemon.app.embedder, "last_health", None),
         write_failure=daemon.write_failure,
+        disk_full=daemon.disk_full.error.message if daemon.disk_full is not None else None,
     )
     return await anyio.to_thread.run_sync(functools.partial(run_checks, inputs))
