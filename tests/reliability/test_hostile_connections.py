@@ -26,8 +26,8 @@ import pytest
 
 from tests.reliability.support import in_process_daemon, raw_connection, record, rss_kib
 from tests.support.daemon_env import World, make_world
+from venom_mem_adapters.daemon.connection import MAX_IN_FLIGHT_PER_CONNECTION
 from venom_mem_adapters.daemon.flow import FairGate
-from venom_mem_adapters.daemon.server import MAX_IN_FLIGHT_PER_CONNECTION
 
 IDLE = 400
 HALF_FRAMES = 300

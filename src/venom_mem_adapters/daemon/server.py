@@ -7,24 +7,19 @@ read-only connections, so a read answers while a write is held. Requests on a co
 be pipelined and are answered as they finish, each reply carrying its request's ``id``.
 
 Bounds (docs/adr/0013): at most ``max_connections`` connections (the one over it is told so
-and closed), MAX_IN_FLIGHT_PER_CONNECTION requests in flight on each, unread bytes held to a
-budget (flow.py), the readers and the writer shared round-robin between connections, and the
-requests of a connection that went away dropped unless they already run.
+and closed), unread bytes held to a budget (flow.py), the readers and the writer shared
+between connections least demand first (flow.FairGate); connection.py bounds each
+connection's requests and drops those of a peer that went away.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import functools
 import logging
-import math
 import os
 import resource
-import select
-import socket
-import struct
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -46,9 +41,9 @@ from venom_mem_core.usecases.handlers import HANDLERS
 from venom_mem_core.usecases.memories import sweep_tombstones
 
 from ..sqlite.errors import is_disk_full
-from ..wire import MAX_FRAME, decode_frame, encode_frame
+from .connection import CALLER, Connection
 from .event_log import EventLog
-from .flow import ByteBudget, FairGate, FrameReader, FrameTooLong, HeapTrimmer
+from .flow import ByteBudget, FairGate, HeapTrimmer
 from .writer import WriterThread
 
 __all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
@@ -56,14 +51,8 @@ __all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
 log = logging.getLogger("venom_mem.daemon")
 
 MAX_CONNECTIONS = 1024
-MAX_IN_FLIGHT_PER_CONNECTION = 4
 # Bytes of unfinished frames held beyond the connections' own allowances (flow.py).
 FRAME_BUDGET = 32 * 1024 * 1024
-# No new request starts on a connection while this many bytes of its replies wait to be
-# sent: a peer that doesn't read gets a few answers' worth of work, not a pipeline's.
-UNSENT_LIMIT = 256 * 1024
-# A reply that can't be sent for this long: the peer doesn't read, and it is closed.
-SEND_TIMEOUT_S = 60.0
 READERS = 4
 ACCEPT_BATCH = 16
 # Writes handed to the writer thread at once: enough that it never waits on the event loop.
@@ -79,10 +68,6 @@ ERASE_RETRY_S = 30.0
 
 T = TypeVar("T")
 
-# The connection a request came on (None for the daemon's own jobs): whose turn it is at the
-# readers and the writer.
-_caller: contextvars.ContextVar[object | None] = contextvars.ContextVar("caller", default=None)
-
 
 @attrs.frozen(kw_only=True)
 class Request:
@@ -95,15 +80,6 @@ class Request:
 
 
 DaemonHandler = Callable[[Request], Awaitable[dict[str, Any]]]
-
-
-def _peer_uid(stream: anyio.abc.SocketStream) -> int | None:
-    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
-    if raw is None:
-        return None
-    creds = raw.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return int(uid)
 
 
 class DiskFull:
@@ -362,7 +338,7 @@ class Daemon:
 
     async def in_reader(self, fn: Callable[[], T]) -> T:
         """Run a read on the pool, in its connection's turn."""
-        async with self._readers.slot(_caller.get()):
+        async with self._readers.slot(CALLER.get()):
             return await anyio.to_thread.run_sync(fn)
 
     async def in_writer(self, fn: Callable[[], T]) -> T:
@@ -383,7 +359,7 @@ class Daemon:
         if self.disk_full is not None and not self.disk_full.probe_due():
             raise self.disk_full.error
         try:
-            async with self._writes.slot(_caller.get()):
+            async with self._writes.slot(CALLER.get()):
                 result = await self._writer.run(fn)
         except VenomError as error:
             if is_disk_full(error):
@@ -430,43 +406,6 @@ class Daemon:
         return {"pong": True, "source": self.source, "pid": os.getpid()}
 
 
-def _error_reply(request_id: Any, error: VenomError) -> dict[str, Any]:
-    return {"id": request_id, "error": error.to_json()}
-
-
-def _valid_id(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    # A string id is echoed in the reply, so it must be text that UTF-8 can carry (a JSON
-    # "\ud800" escape decodes to a lone surrogate, which can't be sent back).
-    return isinstance(value, str) and len(value) <= 256 and _encodable(value)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _hung_up(stream: anyio.abc.SocketStream) -> bool:
-    """POLLHUP: the peer closed both directions (a half close sets only POLLRDHUP)."""
-    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
-    if raw is None:
-        return False
-    poller = select.poll()
-    try:
-        poller.register(raw, select.POLLHUP)
-        return any(events & select.POLLHUP for _fd, events in poller.poll(0))
-    except (OSError, ValueError):
-        return True
-
-
 def _ignore_late_wakeups(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """A socket that became ready in the same loop turn as its waiter was cancelled (a peer
     gone, a connection dropped) wakes a future that is already done; asyncio would log
@@ -483,187 +422,3 @@ def _allow_descriptors(wanted: int) -> None:
     if soft != resource.RLIM_INFINITY and soft < target:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-
-
-_FRAME_SHAPE = 'a request is {"id": ..., "verb": ..., "params": {...}}'
-
-
-class Connection:
-    """One client connection: hello first, then pipelined requests."""
-
-    def __init__(self, daemon: Daemon, stream: anyio.abc.SocketStream) -> None:
-        self.daemon = daemon
-        self.stream = stream
-        self.principal: Principal | None = None
-        self.peer_uid: int | None = None
-        self._send_lock = anyio.Lock()
-        self._slots = anyio.Semaphore(MAX_IN_FLIGHT_PER_CONNECTION)
-        self._unsent = 0
-        self._drained = anyio.Event()
-        self._reading = anyio.CancelScope()
-        self._requests: anyio.abc.TaskGroup | None = None
-
-    def stop_reading(self) -> None:
-        """Read no more requests; the ones in flight still finish and are answered."""
-        self._reading.cancel()
-
-    def _gone(self) -> None:
-        """The peer is gone: requests not yet running are dropped (a running read finishes
-        in its thread, a write that started commits), nothing more is read or sent."""
-        if self._requests is not None:
-            self._requests.cancel_scope.cancel()
-
-    async def refuse(self, error: VenomError) -> None:
-        """Say why this connection is not served, and close it."""
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            with anyio.move_on_after(1.0):
-                await self.stream.send(encode_frame(_error_reply(None, error)))
-        await self.stream.aclose()
-
-    async def send(self, reply: dict[str, Any]) -> None:
-        request_id = reply.get("id")
-        request_id = request_id if _valid_id(request_id) else None
-        try:
-            frame = encode_frame(reply)
-        except (TypeError, ValueError) as exc:
-            log.exception("unencodable reply")
-            frame = encode_frame(_error_reply(request_id, VenomError("failed.internal", str(exc))))
-        if len(frame) > MAX_FRAME:
-            # A client drops a frame over the limit and would see only a closed connection.
-            log.error("a %d-byte reply is over the frame limit", len(frame))
-            frame = encode_frame(
-                _error_reply(
-                    request_id,
-                    VenomError(
-                        "failed.internal",
-                        f"the reply ({len(frame)} bytes) is larger than a frame ({MAX_FRAME})",
-                    ),
-                )
-            )
-        self._unsent += len(frame)
-        try:
-            async with self._send_lock:
-                sent = False
-                with (
-                    contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError),
-                    anyio.move_on_after(SEND_TIMEOUT_S),
-                ):
-                    await self.stream.send(frame)
-                    sent = True
-                if not sent:  # went away, or stopped reading its replies
-                    self._gone()
-        finally:
-            self._unsent -= len(frame)
-            if self._unsent <= UNSENT_LIMIT:
-                self._drained.set()
-
-    async def _wait_drained(self) -> None:
-        while self._unsent > UNSENT_LIMIT:
-            self._drained = anyio.Event()
-            await self._drained.wait()
-
-    async def run(self) -> None:
-        with contextlib.suppress(OSError):
-            self.peer_uid = _peer_uid(self.stream)
-        reader = FrameReader(self.stream, self.daemon.frame_budget)
-        token = _caller.set(self)
-        try:
-            async with anyio.create_task_group() as requests:
-                self._requests = requests
-                with self._reading:
-                    async with anyio.create_task_group() as io:
-                        io.start_soon(self._pump, reader)
-                        while await self._next_request(reader, requests):
-                            pass
-                        io.cancel_scope.cancel()
-        finally:
-            _caller.reset(token)
-            reader.release()
-            await self.stream.aclose()
-
-    async def _pump(self, reader: FrameReader) -> None:
-        await reader.pump()
-        # An end of file may be a half close (the peer still reads its replies); a peer that
-        # closed outright hangs up too, and its queued requests are for nobody.
-        if reader.ended == "reset" or _hung_up(self.stream):
-            self._gone()
-
-    async def _next_request(self, reader: FrameReader, requests: anyio.abc.TaskGroup) -> bool:
-        """Take one frame and start answering it; ``False`` when the connection is done."""
-        await self._slots.acquire()
-        started = False
-        try:
-            await self._wait_drained()
-            try:
-                line = await reader.next_frame()
-            except FrameTooLong:
-                await self._close_with("a frame is at most 1 MiB")
-                return False
-            if line is None:
-                return False
-            try:
-                frame = decode_frame(line)
-            except (ValueError, RecursionError):
-                frame = None
-            if not isinstance(frame, dict):
-                await self._close_with("a frame is one JSON object")
-                return False
-            hello = frame.get("verb") == "hello"
-            if hello and self.principal is not None:
-                await self._refuse_second_hello(frame.get("id"))
-                return False
-            started = True  # _request releases the slot
-            if hello:
-                await self._request(frame)  # later requests need its principal
-            else:
-                requests.start_soon(self._request, frame)
-            return True
-        finally:
-            if not started:
-                self._slots.release()
-
-    async def _refuse_second_hello(self, request_id: Any) -> None:
-        assert self.principal is not None
-        error = VenomError(
-            "denied.hello",
-            f"hello was already said on this connection (as {self.principal.id});"
-            " the connection closes",
-            {"fix": "open a new connection to speak as another principal"},
-        )
-        await self.send(_error_reply(request_id if _valid_id(request_id) else None, error))
-
-    async def _close_with(self, message: str) -> None:
-        await self.send(_error_reply(None, VenomError.param("frame", "frame", message)))
-
-    async def _request(self, frame: Any) -> None:
-        # The slot is held until the reply is sent: a client that pipelines faster than it
-        # reads then meets backpressure instead of the daemon queueing its replies in memory.
-        try:
-            reply = await self._answer(frame)
-            if reply is not None:
-                await self.send(reply)
-        finally:
-            self._slots.release()
-
-    async def _answer(self, frame: dict[str, Any]) -> dict[str, Any] | None:
-        if not _valid_id(frame.get("id")):
-            return _error_reply(None, VenomError.param("frame", "frame", _FRAME_SHAPE))
-        request_id, verb = frame["id"], frame.get("verb")
-        try:
-            if not isinstance(verb, str) or set(frame) - {"id", "verb", "params"}:
-                raise VenomError.param("frame", "frame", _FRAME_SHAPE)
-            if verb == "hello":
-                self.principal, ok = await self.daemon.hello(frame.get("params"), self.peer_uid)
-                return {"id": request_id, "ok": ok}
-            if self.principal is None:
-                raise VenomError(
-                    "denied.hello", "say hello first", {"fix": "send hello before any verb"}
-                )
-            principals.recheck(self.daemon.app, self.principal)
-            ok = await self.daemon.dispatch(self.principal, verb, frame.get("params"))
-            return {"id": request_id, "ok": ok}
-        except VenomError as error:
-            return _error_reply(request_id, error)
-        except Exception as exc:  # a bug must cost one request, never the daemon
-            log.exception("request %r failed", verb)
-            return _error_reply(request_id, VenomError("failed.internal", f"internal error: {exc}"))
