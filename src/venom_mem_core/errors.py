@@ -13,7 +13,7 @@ exit code (CONTRACT section 3)::
     ├── denied.*            exit 4   read, write, admin, token, hello, startup_context
     ├── conflict.*          exit 5   memory_revision, memory_duplicate, client_exists, store_locked
     ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,
-    │                                startup_result, connections
+    │                                startup_result, connection_limit
     └── unsupported.*       exit 10  verb, store_schema, embeddings_off
 
 ``data`` is always a JSON object. Adapters translate their own failures (apsw, sockets,

@@ -155,7 +155,7 @@ def test_the_connection_over_the_limit_is_told_and_closed(tmp_path: Any) -> None
             over = _connect_path(served.socket)
             reply = json.loads(over.makefile("rb").readline())
             assert reply["id"] is None
-            assert reply["error"]["code"] == "unavailable.connections"
+            assert reply["error"]["code"] == "unavailable.connection_limit"
             assert reply["error"]["data"]["limit"] == 3
             assert "close idle connections" in reply["error"]["data"]["fix"]
             assert over.recv(1) == b""  # closed

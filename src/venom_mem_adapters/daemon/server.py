@@ -270,7 +270,7 @@ class Daemon:
             if len(self._open) > self.max_connections:
                 await connection.refuse(
                     VenomError(
-                        "unavailable.connections",
+                        "unavailable.connection_limit",
                         f"the daemon already serves {self.max_connections} connections,"
                         " the most it takes at once",
                         {
