@@ -35,7 +35,7 @@ __all__ = ["CALLER", "MAX_IN_FLIGHT_PER_CONNECTION", "Connection", "error_reply"
 
 log = logging.getLogger("venom_mem.daemon")
 
-MAX_IN_FLIGHT_PER_CONNECTION = 4
+MAX_IN_FLIGHT_PER_CONNECTION = 2
 # No new request starts on a connection while this many bytes of its replies wait to be
 # sent: a peer that doesn't read gets a few answers' worth of work, not a pipeline's.
 UNSENT_LIMIT = 256 * 1024
@@ -136,6 +136,7 @@ class Connection:
         except (TypeError, ValueError) as exc:
             log.exception("unencodable reply")
             frame = encode_frame(error_reply(request_id, VenomError("failed.internal", str(exc))))
+        del reply  # the encoded frame is all that waits to be sent
         if len(frame) > MAX_FRAME:
             # A client drops a frame over the limit and would see only a closed connection.
             log.error("a %d-byte reply is over the frame limit", len(frame))
@@ -173,7 +174,9 @@ class Connection:
     async def run(self) -> None:
         with contextlib.suppress(OSError):
             self.peer_uid = _peer_uid(self.stream)
-        reader = FrameReader(self.stream, self.daemon.frame_budget)
+        reader = FrameReader(
+            self.stream, self.daemon.frame_budget, peer_gone=lambda: _hung_up(self.stream)
+        )
         token = CALLER.set(self)
         try:
             async with anyio.create_task_group() as requests:
@@ -247,13 +250,13 @@ class Connection:
         # The slot is held until the reply is sent: a client that pipelines faster than it
         # reads then meets backpressure instead of the daemon queueing its replies in memory.
         try:
-            reply = await self._answer(frame)
-            if reply is not None:
-                await self.send(reply)
+            # No name holds the reply here: send() lets go of it once it is encoded, so a
+            # reply waiting for a slow reader costs its bytes only, not its objects too.
+            await self.send(await self._answer(frame))
         finally:
             self._slots.release()
 
-    async def _answer(self, frame: dict[str, Any]) -> dict[str, Any] | None:
+    async def _answer(self, frame: dict[str, Any]) -> dict[str, Any]:
         if not _valid_id(frame.get("id")):
             return error_reply(None, VenomError.param("frame", "frame", _FRAME_SHAPE))
         request_id, verb = frame["id"], frame.get("verb")

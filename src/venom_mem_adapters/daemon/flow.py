@@ -18,7 +18,7 @@ import ctypes
 import ctypes.util
 import gc
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Literal
 
 import anyio
@@ -28,10 +28,13 @@ from ..wire import MAX_FRAME
 
 __all__ = ["ByteBudget", "FairGate", "FrameReader", "FrameTooLong", "HeapTrimmer"]
 
-CHUNK = 64 * 1024
-# Read without asking the budget: every ordinary request fits, and 1,000 connections that
-# each hold this much are 64 MiB.
-ALLOWANCE = 64 * 1024
+# Read without asking the budget: most requests fit, and 2,048 connections that each hold
+# this much are 64 MiB. A read is at most this much too, so a connection waiting for its next
+# frame holds no budget at all.
+ALLOWANCE = 32 * 1024
+CHUNK = ALLOWANCE
+# A read waiting for budget looks this often whether its peer is still there.
+BUDGET_WAIT_S = 1.0
 
 
 class FrameTooLong(Exception):
@@ -64,10 +67,15 @@ class FrameReader:
     reset is seen even while every request slot is taken), :meth:`next_frame` takes."""
 
     def __init__(
-        self, stream: anyio.abc.ByteReceiveStream, budget: ByteBudget, allowance: int = ALLOWANCE
+        self,
+        stream: anyio.abc.ByteReceiveStream,
+        budget: ByteBudget,
+        allowance: int = ALLOWANCE,
+        peer_gone: Callable[[], bool] = lambda: False,
     ) -> None:
         self._stream = stream
         self._budget = budget
+        self._peer_gone = peer_gone
         self._allowance = allowance
         self._buffer = bytearray()
         self._scanned = 0  # no newline before this offset
@@ -83,8 +91,11 @@ class FrameReader:
         """Read until the peer ends (``ended`` says how); never more than the budget allows."""
         try:
             while True:
-                await self._room()
-                data = await self._stream.receive(CHUNK)
+                size = await self._room()
+                if size == 0:  # the peer went away while this waited for budget
+                    self.ended = "reset"
+                    return
+                data = await self._stream.receive(size)
                 self._buffer.extend(data)  # after the await: _settle may have replaced it
                 self._notify()
         except anyio.EndOfStream:
@@ -94,19 +105,27 @@ class FrameReader:
         finally:
             self._notify()
 
-    async def _room(self) -> None:
-        """Wait until one more chunk may be read: less than a frame is waiting, and the
-        bytes over the allowance are paid for."""
+    async def _room(self) -> int:
+        """How much the next read may take, once it may: up to the allowance for free;
+        beyond it, a chunk paid for from the budget, and never while a whole frame's worth
+        waits to be taken. 0 when the peer hung up during the wait."""
         while True:
             changed = self._changed
-            if len(self._buffer) >= MAX_FRAME:  # a whole frame's worth waits to be taken
+            held = len(self._buffer)
+            if held >= MAX_FRAME:
                 await changed.wait()
                 continue
-            need = len(self._buffer) + CHUNK - self._allowance - self._charged
-            if need > 0:
+            if held < self._allowance:
+                return self._allowance - held
+            need = held + CHUNK - self._allowance - self._charged
+            if need <= 0:
+                return CHUNK
+            with anyio.move_on_after(BUDGET_WAIT_S):
                 await self._budget.take(need)
                 self._charged += need
-            return
+                return CHUNK
+            if self._peer_gone():  # nobody will ever finish this frame: stop waiting
+                return 0
 
     async def next_frame(self) -> bytes | None:
         """The next frame without its newline; ``None`` once the peer ended and no whole

@@ -50,7 +50,9 @@ __all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
 
 log = logging.getLogger("venom_mem.daemon")
 
-MAX_CONNECTIONS = 1024
+# Room for a thousand hostile connections, and the ones still closing as they are replaced,
+# beside everyone else's (every connection comes from the same user).
+MAX_CONNECTIONS = 2048
 # Bytes of unfinished frames held beyond the connections' own allowances (flow.py).
 FRAME_BUDGET = 32 * 1024 * 1024
 READERS = 4
