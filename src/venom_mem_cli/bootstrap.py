@@ -118,6 +118,9 @@ def run_serve(
 ) -> int:
     """Run a daemon until it is stopped (or idles out, on demand). Returns the exit code."""
     from venom_mem_adapters.config_file import default_config_path, load_config
+    from venom_mem_adapters.credentials_env import forget_credentials
+
+    forget_credentials()  # a daemon holds no caller's token (docs/adr/0013)
     from venom_mem_adapters.runtime_paths import default_store_path, socket_path
 
     status = StatusPipe(status_fd)

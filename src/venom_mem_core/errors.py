@@ -4,8 +4,8 @@ Every error carries a dotted ``code`` whose first part is its class. The class f
 exit code (CONTRACT section 3)::
 
     VenomError
-    ├── failed.*            exit 1   failed.store, failed.store_migration, failed.internal,
-    │                                failed.socket, failed.protocol
+    ├── failed.*            exit 1   failed.store, failed.store_migration, failed.audit,
+    │                                failed.internal, failed.socket, failed.protocol
     ├── invalid_params.*    exit 2   missing, type, unknown, range, space, tag, query, relation,
     │                                secret_content, client_right, grant_scope, embeddings_url,
     │                                frame, config, ...
@@ -13,7 +13,8 @@ exit code (CONTRACT section 3)::
     ├── denied.*            exit 4   read, write, admin, token, hello, startup_context
     ├── conflict.*          exit 5   memory_revision, memory_duplicate, client_exists, store_locked
     ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,
-    │                                startup_result, daemon_timeout, connection
+    │                                startup_result, daemon_timeout, connection,
+    │                                connection_limit
     └── unsupported.*       exit 10  verb, store_schema, embeddings_off
 
 ``data`` is always a JSON object. Adapters translate their own failures (apsw, sockets,

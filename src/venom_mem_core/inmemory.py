@@ -59,7 +59,7 @@ import attrs
 
 from .errors import VenomError
 from .grants import Access
-from .ports import MemoryFilter, SessionFilter, SpaceSummary, StoreCounts
+from .ports import ERASE_PENDING, MemoryFilter, SessionFilter, SpaceSummary, StoreCounts
 from .ranking import SNIPPET_BYTES, cut_utf8
 from .records import (
     IMPORTANCES,
@@ -765,6 +765,8 @@ class _WriteTx(_ReadTx):
     def set_meta(self, key: str, value: str) -> None:
         self._s.meta[key] = value
 
+    def forget_meta(self, key: str) -> None:
+        self._s.meta.pop(key, None)
     def set_space_description(self, description: SpaceDescription) -> None:
         self._s.spaces[description.space] = description
 
@@ -827,10 +829,16 @@ class InMemoryStore:
                     self._docs.pop(id_, None)
 
     def erase_traces(self) -> None:
-        """Nothing to do: a purged row is gone once no snapshot refers to it."""
+        """A purged row is gone once no snapshot refers to it: only the marker goes."""
+        with self.write() as tx:
+            assert isinstance(tx, _WriteTx)
+            tx.forget_meta(ERASE_PENDING)
 
     def erase_pending_traces(self) -> None:
-        """Nothing is ever pending here."""
+        with self.read() as tx:
+            pending = tx.get_meta(ERASE_PENDING) is not None
+        if pending:
+            self.erase_traces()
 
     def describe(self) -> dict[str, Any]:
         return {"path": ":memory:", "schema_version": 2, "sqlite_version": "none", "bytes": 0}

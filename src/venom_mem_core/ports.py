@@ -19,6 +19,7 @@ from .grants import Access
 from .records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
 
 __all__ = [
+    "ERASE_PENDING",
     "Clock",
     "Embedder",
     "EventSink",
@@ -32,6 +33,11 @@ __all__ = [
     "VectorSearch",
     "WriteTx",
 ]
+
+# meta key: purged text may still be in a file beside the database (the WAL). A purge sets it
+# in its own transaction, so the obligation commits with the delete and outlives any crash;
+# Store.erase_traces clears it once the text is gone from every file.
+ERASE_PENDING = "erase_pending"
 
 
 @attrs.frozen(kw_only=True)
@@ -210,14 +216,16 @@ class Store(Protocol):
     def write(self) -> AbstractContextManager[WriteTx]: ...
 
     def erase_traces(self) -> None:
-        """After a purge: make sure deleted text is gone from every file (WAL checkpoint).
+        """After a purge: make sure deleted text is gone from every file (WAL checkpoint),
+        then clear :data:`ERASE_PENDING`.
 
-        Raises ``unavailable.store_busy`` if that cannot be done now.
+        Raises ``unavailable.store_busy`` if that cannot be done now (the marker stays).
         """
 
     def erase_pending_traces(self) -> None:
-        """Finish an :meth:`erase_traces` that a busy store left undone, even in an earlier
-        process; do nothing when none is pending. Called at serve and daily."""
+        """Finish an :meth:`erase_traces` that a busy store or a crash left undone, even in an
+        earlier process (:data:`ERASE_PENDING` is set); do nothing when none is pending.
+        Called at serve, before the socket exists, and while serving until it is done."""
 
     def describe(self) -> dict[str, Any]:
         """Facts for store.status: ``path``, ``schema_version``, ``sqlite_version``, ``bytes``."""

@@ -6,6 +6,7 @@ Each checker returns the normalised value or raises :class:`VenomError` with ``d
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from .errors import VenomError
@@ -40,6 +41,8 @@ TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 CLIENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 SECRET_RE = re.compile(r"vnt1\.[^.\s]+\.[^.\s]+\.[A-Za-z0-9_-]{43}")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1
+# Line breaks a wrapped or pasted token may carry inside it.
+_LINE_BREAKS = dict.fromkeys(map(ord, "\n\r\v\f\x85\u2028\u2029"))
 
 MAX_SPACE_BYTES = 128
 MAX_TITLE_BYTES = 200
@@ -90,6 +93,17 @@ def check_kind(kind: str, param: str = "kind") -> str:
     if kind not in KINDS:
         raise VenomError.param("type", param, f"kind must be one of {', '.join(KINDS)}")
     return kind
+
+
+def _secret_view(text: str) -> str:
+    """The text as the token check reads it: NFKC (fullwidth dots and letters become plain
+    ones), with format characters (Unicode Cf: zero-width spaces and joiners, bidi marks)
+    and line breaks taken out, so an invisible character or a wrap inside a token doesn't
+    hide it. Only for the check: the text is stored as sent."""
+    if text.isascii() and not any(c in text for c in "\n\r\v\f"):
+        return text
+    folded = unicodedata.normalize("NFKC", text).translate(_LINE_BREAKS)
+    return "".join(c for c in folded if unicodedata.category(c) != "Cf")
 
 
 def check_importance(importance: str, param: str = "importance") -> str:
@@ -160,7 +174,7 @@ def check_description(description: str, param: str = "description") -> str:
 
 
 def _check_secret(text: str, param: str) -> None:
-    if SECRET_RE.search(text):
+    if SECRET_RE.search(text) or SECRET_RE.search(_secret_view(text)):
         raise VenomError.param(
             "secret_content",
             param,
@@ -219,6 +233,7 @@ def _check_claim(value: str, param: str, max_bytes: int, *, nonempty: bool) -> s
         raise VenomError.param("range", param, f"{param} is {size} bytes; at most {max_bytes}")
     if _CONTROL_RE.search(value):
         raise VenomError.param("type", param, f"{param} must not contain control characters")
+    _check_secret(value, param)
     return value
 
 

@@ -63,6 +63,7 @@ def test_mem_01_doctor_reports_store_path_and_schema_version(world: World) -> No
         "store.schema",
         "store.sqlite",
         "store.permissions",
+        "audit.log",
         "daemon.lifetime",
         "embeddings.provider",
         "embeddings.remote",

@@ -65,6 +65,8 @@ def test_hello_then_verbs(started: World) -> None:
     assert raw.reply()["error"]["code"] == "denied.hello"
     raw.request({"id": 1, "verb": "hello"})  # no params, as any verb may: unknown
     assert raw.reply()["ok"]["principal"] == "unknown"
+    raw.close()
+    raw = Raw(started)
     raw.request({"id": 1, "verb": "hello", "params": {"client": "test"}})
     ok = raw.reply()
     assert ok["id"] == 1
@@ -73,6 +75,34 @@ def test_hello_then_verbs(started: World) -> None:
     raw.request({"id": 2, "verb": "memory.add", "params": {"space": "user", "content": "x"}})
     assert raw.reply()["error"]["code"] == "denied.write"
     raw.close()
+
+
+def test_a_second_hello_is_refused_and_closes_the_connection(started: World) -> None:
+    raw = Raw(started)
+    raw.request({"id": 1, "verb": "hello", "params": {}})
+    assert raw.reply()["ok"]["principal"] == "unknown"
+    raw.request({"id": 2, "verb": "hello", "params": {"auth": {"token": "@owner"}}})
+    reply = raw.reply()
+    assert reply["id"] == 2
+    assert reply["error"]["code"] == "denied.hello"
+    assert "already" in reply["error"]["message"]
+    assert raw.is_closed()
+    raw.close()
+    still_serving(started)
+
+
+@pytest.mark.parametrize("frame", [b"[1, 2]\n", b'"hello"\n', b"42\n", b"null\n"])
+def test_a_frame_that_is_not_an_object_closes_the_connection(started: World, frame: bytes) -> None:
+    raw = Raw(started)
+    raw.request({"id": 1, "verb": "hello", "params": {}})
+    raw.reply()
+    raw.send(frame)
+    reply = raw.reply()
+    assert reply["id"] is None
+    assert reply["error"]["code"] == "invalid_params.frame"
+    assert raw.is_closed()
+    raw.close()
+    still_serving(started)
 
 
 def test_pipelined_requests_keep_their_ids(started: World) -> None:

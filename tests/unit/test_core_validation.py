@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import pytest
 
@@ -86,6 +87,54 @@ def test_content() -> None:
 )
 def test_secret_pattern(text: str, found: bool) -> None:
     assert bool(v.SECRET_RE.search(text)) is found
+
+
+_HALF = len(TOKEN) - 20
+
+
+@pytest.mark.parametrize(
+    "disguised",
+    [
+        TOKEN[:_HALF] + "\u200b" + TOKEN[_HALF:],  # zero-width space
+        TOKEN[:_HALF] + "\u2060\u200d" + TOKEN[_HALF:],  # word joiner, zero-width joiner
+        TOKEN.replace(".", "\uff0e"),  # fullwidth full stops
+        TOKEN.replace("v", "\uff56", 1),  # a fullwidth letter
+        TOKEN[:_HALF] + "\n" + TOKEN[_HALF:],  # a line break
+        TOKEN[:_HALF] + "\r\n" + TOKEN[_HALF:],
+        "\u202e" + TOKEN + "\u202c",  # bidi override around it
+        "\ufeff" + TOKEN[:10] + "\u00ad" + TOKEN[10:],  # BOM, soft hyphen
+    ],
+)
+def test_a_disguised_token_is_still_refused(disguised: str) -> None:
+    _fails("secret_content", "content", lambda: v.check_content(f"see {disguised}", 1000))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vnt1.venom-mem.g1.\u200b" + "A" * 42,  # still one character short
+        "vnt1.venom mem.g1." + "A" * 43,  # a space is not hidden: not the shape
+        "fullwidth ｔｅｘｔ, zero\u200bwidth and\nline breaks are ordinary text",
+        "vnt1.venom-mem.g1\n\n" + "A" * 43,  # missing its dot
+    ],
+)
+def test_only_the_token_shape_is_refused_after_normalizing(text: str) -> None:
+    assert v.check_content(text, 1000) == text  # and it is stored as sent
+
+
+@pytest.mark.parametrize(
+    ("check", "param"),
+    [
+        (v.check_harness, "harness"),
+        (v.check_harness_session, "harness_session"),
+        (lambda value: v.check_cwd("/home/me/" + value), "cwd"),
+    ],
+)
+def test_session_claims_are_checked_for_tokens(check: Any, param: str) -> None:
+    _fails("secret_content", param, lambda: check(TOKEN))
+    if param != "harness":  # 64 bytes at most: a disguised token is over it anyway
+        _fails("secret_content", param, lambda: check(TOKEN[:_HALF] + "\u200b" + TOKEN[_HALF:]))
+    assert check("claude-code") is not None
 
 
 @pytest.mark.parametrize(

@@ -5,17 +5,22 @@ manifest and the caller's rights before any handler runs (:func:`venom_mem_core.
 prepare`). Writes run one at a time on the store's one writer; reads run on a small pool of
 read-only connections, so a read answers while a write is held. Requests on a connection may
 be pipelined and are answered as they finish, each reply carrying its request's ``id``.
+
+Bounds (docs/adr/0013): at most ``max_connections`` connections (the one over it is told so
+and closed), unread bytes held to a budget (flow.py), the readers and the writer shared
+between connections least demand first (flow.FairGate); connection.py bounds each
+connection's requests and drops those of a peer that went away.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
-import math
 import os
-import socket
-import struct
+import resource
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,7 +28,6 @@ from typing import Any, TypeVar
 import anyio
 import anyio.abc
 import attrs
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 import venom_mem_core
 from venom_mem_core.config import Config
@@ -36,18 +40,33 @@ from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.handlers import HANDLERS
 from venom_mem_core.usecases.memories import sweep_tombstones
 
-from ..wire import MAX_FRAME, decode_frame, encode_frame
+from ..sqlite.errors import is_disk_full
+from .connection import CALLER, Connection
 from .event_log import EventLog
+from .flow import ByteBudget, FairGate, HeapTrimmer
 from .writer import WriterThread
 
 __all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
 
 log = logging.getLogger("venom_mem.daemon")
 
-MAX_IN_FLIGHT_PER_CONNECTION = 64
+# Room for a thousand hostile connections, and the ones still closing as they are replaced,
+# beside everyone else's (every connection comes from the same user).
+MAX_CONNECTIONS = 2048
+# Bytes of unfinished frames held beyond the connections' own allowances (flow.py).
+FRAME_BUDGET = 32 * 1024 * 1024
 READERS = 4
+ACCEPT_BATCH = 16
+# Writes handed to the writer thread at once: enough that it never waits on the event loop.
+WRITES_AHEAD = 2
 SHUTDOWN_DEADLINE_S = 2.0
 SWEEP_INTERVAL_S = 86400.0
+# While the disk is full, one write is let through as a probe this long after the last
+# failure, the wait doubling up to the most; everything else is refused without a try.
+DISK_PROBE_FIRST_S = 0.25
+DISK_PROBE_MAX_S = 2.0
+# A purge's checkpoint that a reader kept busy is retried this often while serving.
+ERASE_RETRY_S = 30.0
 
 T = TypeVar("T")
 
@@ -65,13 +84,26 @@ class Request:
 DaemonHandler = Callable[[Request], Awaitable[dict[str, Any]]]
 
 
-def _peer_uid(stream: anyio.abc.SocketStream) -> int | None:
-    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
-    if raw is None:
-        return None
-    creds = raw.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return int(uid)
+class DiskFull:
+    """Writes are failing for want of space: the last error, and when to probe again."""
+
+    def __init__(self, error: VenomError) -> None:
+        self.error = error
+        self._wait_s = DISK_PROBE_FIRST_S
+        self._next = time.monotonic() + self._wait_s
+
+    def probe_due(self) -> bool:
+        """True at most once per backoff: the caller's write is then the probe."""
+        now = time.monotonic()
+        if now < self._next:
+            return False
+        self._next = now + self._wait_s  # one probe at a time, until it reports back
+        return True
+
+    def failed_again(self, error: VenomError) -> None:
+        self.error = error
+        self._wait_s = min(self._wait_s * 2, DISK_PROBE_MAX_S)
+        self._next = time.monotonic() + self._wait_s
 
 
 @attrs.frozen(kw_only=True)
@@ -99,6 +131,7 @@ class Daemon:
         paths: DaemonPaths,
         on_demand: bool,
         handlers: Mapping[str, DaemonHandler] | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.app = app
         self.events = events
@@ -113,12 +146,17 @@ class Daemon:
         }
         self.handlers.update(handlers or {})
         self._writer = WriterThread()
-        self._readers = anyio.CapacityLimiter(READERS)
+        self._readers = FairGate(READERS)
+        self._writes = FairGate(WRITES_AHEAD)
+        self.max_connections = max_connections
+        self.frame_budget = ByteBudget(FRAME_BUDGET)
+        self._trimmer = HeapTrimmer()
         self._connections = 0
         self._open: set[Connection] = set()
         self._activity = anyio.Event()
         self._stopping = anyio.Event()
         self.write_failure: str | None = None
+        self.disk_full: DiskFull | None = None
         # Set by the composition root when embeddings are on; doctor reads it.
         self.embedding_facts: Callable[[], Any] | None = None
         self.config_listeners: list[Callable[[Config], None]] = []
@@ -134,11 +172,15 @@ class Daemon:
         flight get SHUTDOWN_DEADLINE_S to finish and send their replies. A write that started
         always commits (the writer is shielded), even past the deadline.
         """
+        _allow_descriptors(self.max_connections + 256)
+        asyncio.get_running_loop().set_exception_handler(_ignore_late_wakeups)
         async with anyio.create_task_group() as connections:
             async with anyio.create_task_group() as accepting:
                 accepting.start_soon(self._accept, listener, connections)
+                accepting.start_soon(self._trimmer.run)
                 if self.on_demand:
                     accepting.start_soon(self._stop_when_idle)
+                accepting.start_soon(self._finish_pending_erase)
                 await self._stopping.wait()
                 accepting.cancel_scope.cancel()
             with contextlib.suppress(FileNotFoundError):
@@ -161,7 +203,27 @@ class Daemon:
         listener: anyio.abc.Listener[anyio.abc.SocketStream],
         connections: anyio.abc.TaskGroup,
     ) -> None:
-        await listener.serve(self._connection, task_group=connections)
+        """Accept every connection that is waiting each time the socket is ready, not one per
+        turn of the event loop: a burst of a few hundred connects must not queue the next
+        caller's connect behind it for a second (anyio's serve() takes one per turn)."""
+        raw = listener.extra(anyio.abc.SocketAttribute.raw_socket, None)
+        if raw is None:
+            await listener.serve(self._connection, task_group=connections)
+            return
+        while True:
+            await anyio.wait_readable(raw)
+            for _ in range(ACCEPT_BATCH):
+                try:
+                    client, _address = raw.accept()
+                except BlockingIOError:
+                    break
+                except OSError as exc:  # out of descriptors: let some connections end first
+                    log.warning("accept failed: %s", exc)
+                    await anyio.sleep(0.1)
+                    break
+                client.setblocking(False)
+                stream = await anyio.abc.UNIXSocketStream.from_socket(client)
+                connections.start_soon(self._connection, stream)
 
     async def _stop_when_idle(self) -> None:
         await self._idle_watch()
@@ -207,12 +269,26 @@ class Daemon:
             if self._stopping.is_set():
                 await stream.aclose()  # accepted as the listener closed: the caller retries
                 return
+            if len(self._open) > self.max_connections:
+                await connection.refuse(
+                    VenomError(
+                        "unavailable.connection_limit",
+                        f"the daemon already serves {self.max_connections} connections,"
+                        " the most it takes at once",
+                        {
+                            "limit": self.max_connections,
+                            "fix": "close idle connections to the daemon, then retry",
+                        },
+                    )
+                )
+                return
             await connection.run()
         except Exception:  # one connection's failure must never stop the listener
             log.exception("connection failed")
         finally:
             self._open.discard(connection)
             self._touch(-1)
+            self._trimmer.due()
 
     # Dispatch -----------------------------------------------------------------------------
 
@@ -260,25 +336,48 @@ class Daemon:
         call = functools.partial(HANDLERS[verb.name], self.app, principal, **params)
         if verb.right in ("write", "admin"):
             return await self.in_writer(call)
-        return await anyio.to_thread.run_sync(call, limiter=self._readers)
+        return await self.in_reader(call)
+
+    async def in_reader(self, fn: Callable[[], T]) -> T:
+        """Run a read on the pool, in its connection's turn."""
+        async with self._readers.slot(CALLER.get()):
+            return await anyio.to_thread.run_sync(fn)
 
     async def in_writer(self, fn: Callable[[], T]) -> T:
         """Run a write on the writer. After an I/O failure or corruption on a write, later
         writes are refused until a restart: an fsync that failed once may have lied, so
-        retrying it could acknowledge data that isn't on disk. Reads go on."""
+        retrying it could acknowledge data that isn't on disk. Reads go on.
+
+        A full disk is different (the kernel refused the bytes; nothing was acknowledged):
+        writes are refused without touching the store, except one let through as a probe
+        each time the backoff (DISK_PROBE_FIRST_S doubling to DISK_PROBE_MAX_S) runs out.
+        The first write that succeeds ends it, with no restart."""
         if self.write_failure is not None:
             raise VenomError(
                 "failed.store",
                 f"writes are stopped after an earlier store failure: {self.write_failure}",
                 {"path": str(self.paths.store), "fix": "restart the daemon: venom-mem serve"},
             )
+        if self.disk_full is not None and not self.disk_full.probe_due():
+            raise self.disk_full.error
         try:
-            return await self._writer.run(fn)
+            async with self._writes.slot(CALLER.get()):
+                result = await self._writer.run(fn)
         except VenomError as error:
-            if error.code == "failed.store":
+            if is_disk_full(error):
+                if self.disk_full is None:
+                    log.error("the disk is full; writes resume once one succeeds: %s", error)
+                    self.disk_full = DiskFull(error)
+                else:
+                    self.disk_full.failed_again(error)
+            elif error.code == "failed.store":
                 self.write_failure = error.message
                 log.error("store failure on a write; refusing writes until restart: %s", error)
             raise
+        if self.disk_full is not None:
+            log.warning("a write succeeded: the disk has room again, writes resume")
+            self.disk_full = None
+        return result
 
     async def sweep_tombstones_every(self, interval_s: float = SWEEP_INTERVAL_S) -> None:
         """Sweep expired tombstones, and finish a checkpoint a busy purge left undone, once
@@ -295,160 +394,33 @@ class Daemon:
             else:
                 log.info("tombstone sweep removed %d memories", swept)
 
+    async def _finish_pending_erase(self, interval_s: float = ERASE_RETRY_S) -> None:
+        """Retry a purge's checkpoint that a reader kept busy until it is done: the text of
+        an acknowledged purge should not wait for a restart or the daily sweep."""
+        while True:
+            await anyio.sleep(interval_s)
+            with contextlib.suppress(VenomError):
+                await self.in_writer(self.app.store.erase_pending_traces)
+
     # Daemon-level verbs -------------------------------------------------------------------
 
     async def _ping(self, request: Request) -> dict[str, Any]:
         return {"pong": True, "source": self.source, "pid": os.getpid()}
 
 
-def _error_reply(request_id: Any, error: VenomError) -> dict[str, Any]:
-    return {"id": request_id, "error": error.to_json()}
+def _ignore_late_wakeups(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A socket that became ready in the same loop turn as its waiter was cancelled (a peer
+    gone, a connection dropped) wakes a future that is already done; asyncio would log
+    that as an error. Everything else goes to the default handler."""
+    if isinstance(context.get("exception"), asyncio.InvalidStateError):
+        return
+    loop.default_exception_handler(context)
 
 
-def _valid_id(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    # A string id is echoed in the reply, so it must be text that UTF-8 can carry (a JSON
-    # "\ud800" escape decodes to a lone surrogate, which can't be sent back).
-    return isinstance(value, str) and len(value) <= 256 and _encodable(value)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-class Connection:
-    """One client connection: hello first, then pipelined requests."""
-
-    def __init__(self, daemon: Daemon, stream: anyio.abc.SocketStream) -> None:
-        self.daemon = daemon
-        self.stream = stream
-        self.principal: Principal | None = None
-        self.peer_uid: int | None = None
-        self._send_lock = anyio.Lock()
-        self._slots = anyio.Semaphore(MAX_IN_FLIGHT_PER_CONNECTION)
-        self._reading = anyio.CancelScope()
-
-    def stop_reading(self) -> None:
-        """Read no more requests; the ones in flight still finish and are answered."""
-        self._reading.cancel()
-
-    async def send(self, reply: dict[str, Any]) -> None:
-        request_id = reply.get("id")
-        request_id = request_id if _valid_id(request_id) else None
-        try:
-            frame = encode_frame(reply)
-        except (TypeError, ValueError) as exc:
-            log.exception("unencodable reply")
-            frame = encode_frame(_error_reply(request_id, VenomError("failed.internal", str(exc))))
-        if len(frame) > MAX_FRAME:
-            # A client drops a frame over the limit and would see only a closed connection.
-            log.error("a %d-byte reply is over the frame limit", len(frame))
-            frame = encode_frame(
-                _error_reply(
-                    request_id,
-                    VenomError(
-                        "failed.internal",
-                        f"the reply ({len(frame)} bytes) is larger than a frame ({MAX_FRAME})",
-                    ),
-                )
-            )
-        async with self._send_lock:
-            # A client that went away still had its request run to completion.
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await self.stream.send(frame)
-
-    async def run(self) -> None:
-        with contextlib.suppress(OSError):
-            self.peer_uid = _peer_uid(self.stream)
-        reader = BufferedByteReceiveStream(self.stream)
-        try:
-            async with anyio.create_task_group() as requests:
-                with self._reading:
-                    while await self._next_request(reader, requests):
-                        pass
-        finally:
-            await self.stream.aclose()
-
-    async def _next_request(
-        self, reader: BufferedByteReceiveStream, requests: anyio.abc.TaskGroup
-    ) -> bool:
-        """Read one frame and start answering it; ``False`` when the connection is done."""
-        try:
-            line = await reader.receive_until(b"\n", MAX_FRAME - 1)
-            if len(line) > MAX_FRAME - 1:  # found in one big chunk: still too big
-                raise anyio.DelimiterNotFound(MAX_FRAME - 1)
-        except anyio.DelimiterNotFound:
-            await self.send(
-                _error_reply(None, VenomError.param("frame", "frame", "a frame is at most 1 MiB"))
-            )
-            return False
-        except (
-            anyio.EndOfStream,
-            anyio.IncompleteRead,
-            anyio.BrokenResourceError,
-            anyio.ClosedResourceError,
-            OSError,
-        ):
-            return False
-        try:
-            frame = decode_frame(line)
-        except (ValueError, RecursionError):
-            await self.send(
-                _error_reply(None, VenomError.param("frame", "frame", "a frame is one JSON object"))
-            )
-            return False
-        await self._slots.acquire()
-        if isinstance(frame, dict) and frame.get("verb") == "hello":
-            await self._request(frame)  # later requests need its principal
-        else:
-            requests.start_soon(self._request, frame)
-        return True
-
-    async def _request(self, frame: Any) -> None:
-        # The slot is held until the reply is sent: a client that pipelines faster than it
-        # reads then meets backpressure instead of the daemon queueing its replies in memory.
-        try:
-            reply = await self._answer(frame)
-            if reply is not None:
-                await self.send(reply)
-        finally:
-            self._slots.release()
-
-    async def _answer(self, frame: Any) -> dict[str, Any] | None:
-        if not isinstance(frame, dict) or not _valid_id(frame.get("id")):
-            return _error_reply(
-                None,
-                VenomError.param(
-                    "frame", "frame", 'a request is {"id": ..., "verb": ..., "params": {...}}'
-                ),
-            )
-        request_id, verb = frame["id"], frame.get("verb")
-        try:
-            if not isinstance(verb, str) or set(frame) - {"id", "verb", "params"}:
-                raise VenomError.param(
-                    "frame", "frame", 'a request is {"id": ..., "verb": ..., "params": {...}}'
-                )
-            if verb == "hello":
-                self.principal, ok = await self.daemon.hello(frame.get("params"), self.peer_uid)
-                return {"id": request_id, "ok": ok}
-            if self.principal is None:
-                raise VenomError(
-                    "denied.hello", "say hello first", {"fix": "send hello before any verb"}
-                )
-            principals.recheck(self.daemon.app, self.principal)
-            ok = await self.daemon.dispatch(self.principal, verb, frame.get("params"))
-            return {"id": request_id, "ok": ok}
-        except VenomError as error:
-            return _error_reply(request_id, error)
-        except Exception as exc:  # a bug must cost one request, never the daemon
-            log.exception("request %r failed", verb)
-            return _error_reply(request_id, VenomError("failed.internal", f"internal error: {exc}"))
+def _allow_descriptors(wanted: int) -> None:
+    """Raise the soft limit on open files toward ``wanted`` (each connection is one)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

@@ -56,8 +56,14 @@ def _lock_down(connection: apsw.Connection) -> None:
         connection.create_scalar_function("load_extension", _refuse_load_extension, arity)
 
 
-def _configure(connection: apsw.Connection, path: Path, *, readonly: bool) -> None:
+def _configure(
+    connection: apsw.Connection, path: Path, *, readonly: bool, exclusive: bool = False
+) -> None:
     _lock_down(connection)
+    if exclusive:
+        # Before the first access: SQLite then keeps the WAL index in this process's memory
+        # and never needs the -shm file (which a full disk may have no room for).
+        connection.pragma("locking_mode", "exclusive")
     if not readonly:
         mode = connection.pragma("journal_mode", "wal")
         if mode != "wal":
@@ -71,21 +77,26 @@ def _configure(connection: apsw.Connection, path: Path, *, readonly: bool) -> No
 
 
 def open_connection(
-    path: str | os.PathLike[str], *, readonly: bool, vfs: str | None = None
+    path: str | os.PathLike[str],
+    *,
+    readonly: bool,
+    vfs: str | None = None,
+    exclusive: bool = False,
 ) -> apsw.Connection:
     """Open the store database with the settings every connection must have.
 
     The file must exist (the store creates it 0600 first, so SQLite never creates it with
     its own default mode). A writer also switches the database to WAL. ``vfs`` names a
     registered SQLite VFS (tests run the real store on a fault-injecting shim); ``None`` is
-    the default one.
+    the default one. ``exclusive`` opens in ``locking_mode = EXCLUSIVE``, which needs no
+    ``-shm`` file but keeps every other connection out (the store's full-disk fallback).
     """
     path = Path(path)
     flags = _COMMON_FLAGS | (apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE)
     with translated(str(path)):
         connection = apsw.Connection(str(path), flags=flags, vfs=vfs)
         try:
-            _configure(connection, path, readonly=readonly)
+            _configure(connection, path, readonly=readonly, exclusive=exclusive)
         except BaseException:
             connection.close()
             raise

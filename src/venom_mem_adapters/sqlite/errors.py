@@ -6,10 +6,16 @@ own mistakes (bad SQL, misuse of the driver) are ``failed.internal``. A unique v
 ``memories_live_content`` is ``conflict.memory_duplicate`` and on ``clients.name``
 ``conflict.client_exists``: the use cases check first, these are the backstop when they did
 not. Every message names the database path, since a person reading it has to find the file.
+
+A full disk is ``failed.store`` too, with ``data.reason = "disk_full"`` and a fix that says to
+free space: SQLITE_FULL (a write the kernel refused with ENOSPC, so nothing half-written was
+acknowledged), and SQLITE_IOERR_SHMSIZE when the disk has no room left for the ``-shm``
+file. The daemon retries those by itself (docs/adr/0013); every other I/O error is final.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -17,7 +23,9 @@ import apsw
 
 from venom_mem_core.errors import VenomError
 
-__all__ = ["to_venom_error", "translated"]
+__all__ = ["DISK_FULL", "is_disk_full", "to_venom_error", "translated"]
+
+DISK_FULL = "disk_full"
 
 # The column lists SQLite names in "UNIQUE constraint failed: ..." for our unique indexes.
 _DUPLICATE_MEMORY = "memories.space, memories.content_sha256"
@@ -62,8 +70,35 @@ def to_venom_error(exc: apsw.Error, path: str) -> VenomError:
         return VenomError("failed.internal", f"constraint failed in {path}: {detail}", data)
     if isinstance(exc, _INTERNAL):
         return VenomError("failed.internal", f"store driver misuse on {path}: {detail}", data)
-    # Corrupt, NotADB, IOError, Full, CantOpen, ReadOnly, Permissions, NoMem, SQLError, ...
+    if _out_of_space(exc, path):
+        directory = os.path.dirname(path) or "."
+        return VenomError(
+            "failed.store",
+            f"store {path}: the disk is full ({detail}); writes resume once there is room",
+            {
+                "path": path,
+                "reason": DISK_FULL,
+                "fix": f"free space on the disk that holds {directory} (df -h '{directory}')",
+            },
+        )
+    # Corrupt, NotADB, IOError, CantOpen, ReadOnly, Permissions, NoMem, SQLError, ...
     return VenomError("failed.store", f"store {path}: {detail}", data)
+
+
+def _out_of_space(exc: apsw.Error, path: str) -> bool:
+    if isinstance(exc, apsw.FullError):
+        return True
+    if getattr(exc, "extendedresult", None) != apsw.SQLITE_IOERR_SHMSIZE:
+        return False
+    try:  # the -shm couldn't grow: only a disk with no room left makes that a full disk
+        facts = os.statvfs(os.path.dirname(path) or ".")
+    except OSError:
+        return False
+    return facts.f_bavail * facts.f_frsize < 64 * 1024
+
+
+def is_disk_full(error: VenomError) -> bool:
+    return error.code == "failed.store" and error.data.get("reason") == DISK_FULL
 
 
 @contextmanager

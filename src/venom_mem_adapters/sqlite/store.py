@@ -12,6 +12,7 @@ socket lock and before calling :meth:`SqliteStore.open`, as the spec orders them
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import threading
@@ -24,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from venom_mem_core.errors import VenomError
-from venom_mem_core.ports import Store
+from venom_mem_core.ports import ERASE_PENDING, Store
 
 from . import bm25
 from .connection import open_connection, transaction
-from .errors import translated
+from .errors import is_disk_full, translated
 from .migrations import DEFAULT_MIGRATIONS, Migration, inspect_store, migrate
 from .paths import (
     check_private_file,
@@ -40,10 +41,10 @@ from .tx import SqliteReadTx, SqliteWriteTx
 
 __all__ = ["SqliteStore"]
 
+log = logging.getLogger("venom_mem.store")
+
 # How long close() waits for a borrowed reader to come back before closing without it.
 _CLOSE_WAIT_S = 5.0
-# meta key: a purge's checkpoint was busy, and its text may still be in the WAL.
-ERASE_PENDING = "erase_pending"
 
 
 class SqliteStore:
@@ -55,7 +56,9 @@ class SqliteStore:
         self.path = path
         self._name = str(path)
         self._writer = writer
-        self._write_lock = threading.Lock()
+        # No readers: the writer's connection alone, opened exclusive (see open()).
+        self.single_connection = not readers
+        self._write_lock = threading.RLock()
         self._writing_thread: int | None = None
         self._readers = tuple(readers)
         self._pool: queue.SimpleQueue[apsw.Connection] = queue.SimpleQueue()
@@ -90,9 +93,31 @@ class SqliteStore:
             inspect_store(path, supported=len(migrations), vfs=vfs)
         else:
             create_private_file(path)
+        try:
+            return cls._open(path, migrations, readers, vfs, exclusive=False)
+        except VenomError as error:
+            if not (exists and is_disk_full(error)):
+                raise
+        # A full disk with no -shm file yet (a clean stop removed it) can't give WAL's
+        # shared memory a page. One exclusive connection needs none: reads are served, and
+        # writes go through as soon as there is room again. Until a restart the store has
+        # no reader pool, and nothing outside the daemon can read it.
+        log.warning("%s: the disk is full; serving it on one exclusive connection", path)
+        return cls._open(path, migrations, 0, vfs, exclusive=True)
+
+    @classmethod
+    def _open(
+        cls,
+        path: Path,
+        migrations: Sequence[Migration],
+        readers: int,
+        vfs: str | None,
+        *,
+        exclusive: bool,
+    ) -> SqliteStore:
         opened: list[apsw.Connection] = []
         try:
-            writer = open_connection(path, readonly=False, vfs=vfs)
+            writer = open_connection(path, readonly=False, vfs=vfs, exclusive=exclusive)
             opened.append(writer)
             migrate(writer, path, migrations)
             for sidecar in sidecar_paths(path):
@@ -117,12 +142,27 @@ class SqliteStore:
     def read(self) -> Iterator[SqliteReadTx]:
         """One committed snapshot on a pooled read-only connection."""
         self._check_open()
+        if self.single_connection:
+            with self._read_on_writer() as tx:
+                yield tx
+            return
         connection = self._pool.get()
         try:
             with transaction(connection, self._name, immediate=False):
                 yield SqliteReadTx(connection, self._name)
         finally:
             self._pool.put(connection)
+
+    @contextmanager
+    def _read_on_writer(self) -> Iterator[SqliteReadTx]:
+        """A read on the one exclusive connection, between writes (or inside this thread's
+        own write, which it then sees)."""
+        with self._write_lock:
+            if self._writing_thread == threading.get_ident():
+                yield SqliteReadTx(self._writer, self._name)
+                return
+            with transaction(self._writer, self._name, immediate=False):
+                yield SqliteReadTx(self._writer, self._name)
 
     @contextmanager
     def write(self) -> Iterator[SqliteWriteTx]:
@@ -141,31 +181,51 @@ class SqliteStore:
     # -- maintenance ---------------------------------------------------------------------
 
     def erase_traces(self) -> None:
-        """Checkpoint the WAL into the database and truncate it, so purged text is gone.
+        """Checkpoint the WAL into the database and truncate it, so purged text is gone,
+        then clear the purge's :data:`ERASE_PENDING` marker.
+
+        The order is what makes a cut anywhere safe: the marker committed with the purge
+        and is cleared only after the TRUNCATE checkpoint succeeded, so a crash before that
+        leaves it for the next serve. Clearing it writes the meta page (no memory text) to
+        the fresh WAL; a second checkpoint empties that too (a busy one is let go).
 
         A reader holding an old snapshot keeps its frames alive; after busy_timeout SQLite
         gives up with SQLITE_BUSY, which is ``unavailable.store_busy``.
         """
         self._check_open()
-        self._note_erase_pending(False)  # first, so the checkpoint leaves the WAL empty
         try:
-            with self._write_lock, translated(self._name):
-                self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+            self._checkpoint()
         except VenomError as error:
             if error.code == "unavailable.store_busy":
-                # Written down, so the next serve finishes the job even after a crash.
+                # A caller that deleted outside a purge's transaction still gets the
+                # obligation written down (a purge has it already).
                 with suppress(VenomError):
                     self._note_erase_pending(True)
             raise
+        self._note_erase_pending(False)
+        try:
+            self._checkpoint()
+        except VenomError as error:
+            # A reader arriving in between only keeps the marker's own page in the WAL; a
+            # failing disk is reported like any other (the daemon stops writes on it).
+            if error.code != "unavailable.store_busy":
+                raise
+
+    def _checkpoint(self) -> None:
+        with self._write_lock, translated(self._name):
+            self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
 
     def erase_pending_traces(self) -> None:
-        """Finish the checkpoint a busy purge left undone (RFC-0020 section 2: at the next
-        serve); nothing when none is pending, so a store is otherwise left as it is."""
+        """Finish the checkpoint a busy or cut purge left undone (RFC-0020 section 2: at the
+        next serve); nothing when none is pending, so a store is otherwise left as it is."""
         self._check_open()
-        with self.read() as tx:
-            pending = tx.get_meta(ERASE_PENDING) is not None
-        if pending:
+        if self.erase_pending():
             self.erase_traces()
+
+    def erase_pending(self) -> bool:
+        """Whether a purge's text may still be in the WAL (doctor and the daemon ask)."""
+        with self.read() as tx:
+            return tx.get_meta(ERASE_PENDING) is not None
 
     def _note_erase_pending(self, pending: bool) -> None:
         with self.read() as tx:

@@ -18,7 +18,7 @@ from .. import validation as v
 from ..clock import format_ts, parse_ts
 from ..errors import VenomError
 from ..grants import Resource, check
-from ..ports import ReadTx, WriteTx
+from ..ports import ERASE_PENDING, ReadTx, WriteTx
 from ..records import Memory, Principal, Version
 from ..shapes import memory_id, memory_json, version_entry_json
 from .app import App
@@ -318,7 +318,10 @@ def memory_history(app: App, who: Principal, *, id: str) -> dict[str, Any]:
 
 
 def purge_memory(app: App, who: Principal, *, id: str) -> dict[str, Any]:
-    """Erase a memory and its versions, then checkpoint so the text leaves the WAL too."""
+    """Erase a memory and its versions, then checkpoint so the text leaves the WAL too.
+
+    The erase obligation commits with the delete: whatever cuts the checkpoint (a busy
+    reader, a kill -9, a power cut), the next serve finds it and finishes the job."""
     number = v.parse_id(id, "m", "id")
     check(who, "admin", Resource.store())
     with app.store.write() as tx:
@@ -326,6 +329,7 @@ def purge_memory(app: App, who: Principal, *, id: str) -> dict[str, Any]:
         if memory is None:
             raise VenomError.not_found("memory", f"{id} does not exist")
         tx.delete_memory(number)
+        tx.set_meta(ERASE_PENDING, "1")
     _emit(app, "memory.purged", memory, revision=False)
     app.store.erase_traces()
     return {"id": id}
@@ -338,6 +342,8 @@ def sweep_tombstones(app: App) -> int:
         expired = tx.expired_tombstones(cutoff)
         for memory in expired:
             tx.delete_memory(memory.id)
+        if expired:
+            tx.set_meta(ERASE_PENDING, "1")
     for memory in expired:
         _emit(app, "memory.purged", memory, revision=False)
     if expired:

@@ -32,4 +32,5 @@ def handlers() -> dict[str, DaemonHandler]:
         "skill.install": skill.skill_install_verb,
         "audit": audit.audit_verb,
         "stop": stop.stop_verb,
+        **audit.audited_handlers(),
     }

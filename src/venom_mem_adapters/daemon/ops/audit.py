@@ -8,11 +8,17 @@ beside the store (0600, never followed through a link). An entry is
 :func:`attach` subscribes to the daemon's event log and first writes whatever ``principal.*``
 events the log already holds, so attaching late loses nothing the log still retains. The
 ``audit`` verb (admin) returns the newest ``limit`` entries, oldest first.
+
+Auditing fails closed (docs/adr/0013): the verbs that issue or revoke a token
+(:data:`AUDITED_VERBS`) first make sure the file can be appended to, and answer
+``failed.audit`` naming the path, with nothing changed, when it can't (a link planted at the
+path, a directory, a file of someone else's, no room to create it).
 """
 
 from __future__ import annotations
 
 import collections
+import errno
 import functools
 import json
 import logging
@@ -28,14 +34,27 @@ import anyio
 from venom_mem_core.errors import VenomError
 
 from ..event_log import EventLog
-from ..server import Daemon, Request
+from ..server import Daemon, DaemonHandler, Request
 
-__all__ = ["AuditLog", "attach", "audit_path", "audit_verb", "read_entries"]
+__all__ = [
+    "AUDITED_VERBS",
+    "AuditLog",
+    "attach",
+    "audit_path",
+    "audit_problem",
+    "audit_state",
+    "audit_verb",
+    "audited_handlers",
+    "read_entries",
+]
 
 log = logging.getLogger("venom_mem.audit")
 
 AUDITED = ("principal.",)
+# The verbs whose events are audited: each refuses to run when the audit log can't be written.
+AUDITED_VERBS = ("client.add", "client.remove", "grant.issue", "grant.revoke")
 _FILE_MODE = 0o600
+_OPEN = os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def audit_path(store: Path) -> Path:
@@ -52,13 +71,60 @@ def _entry(event: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+def _refusal(info: os.stat_result) -> str | None:
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if info.st_uid != os.geteuid():
+        return f"it belongs to uid {info.st_uid}, not to this daemon's user"
+    if info.st_mode & 0o077:
+        return f"its mode is {stat.S_IMODE(info.st_mode):04o}, not 0600"
+    return None
+
+
+def audit_state(path: Path) -> str | None:
+    """What is wrong with the audit log as it stands, looking only (doctor's check): ``None``
+    when it is a regular 0600 file of ours, or absent (the first entry creates it)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        return err.strerror or str(err)
+    if stat.S_ISLNK(info.st_mode):
+        return "a symbolic link is at its path"
+    return _refusal(info)
+
+
+def audit_problem(path: Path) -> str | None:
+    """Why an entry could not be appended to ``path`` now, or ``None`` when it could. Opens
+    the file as an append does (creating it 0600 if missing, never through a link)."""
+    try:
+        fd = os.open(path, _OPEN | os.O_WRONLY, _FILE_MODE)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a symbolic link is at its path"
+        return err.strerror or str(err)
+    try:
+        return _refusal(os.fstat(fd))
+    finally:
+        os.close(fd)
+
+
+def _audit_error(path: Path, problem: str) -> VenomError:
+    return VenomError(
+        "failed.audit",
+        f"the audit log {path} can't be written ({problem}); nothing was changed",
+        {"path": str(path), "fix": f"ls -l '{path}'  # it must be a regular 0600 file of yours"},
+    )
+
+
 def _append(path: Path, lines: list[str]) -> None:
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(path, flags, _FILE_MODE)
+    fd = os.open(path, _OPEN | os.O_RDWR, _FILE_MODE)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path} is not a regular file")
+        problem = _refusal(info)
+        if problem is not None:
+            raise OSError(f"{path}: {problem}")
         text = "".join(lines)
         if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
             text = "\n" + text  # end a line a crash tore, so this entry stands on its own
@@ -116,9 +182,8 @@ def read_entries(path: Path, limit: int) -> list[dict[str, Any]]:
     except FileNotFoundError:
         return []
     except OSError as err:
-        raise VenomError(
-            "failed.internal", f"{path}: can't read the audit log: {err.strerror or err}"
-        ) from None
+        problem = "a symbolic link is at its path" if err.errno == errno.ELOOP else None
+        raise _audit_error(path, problem or err.strerror or str(err)) from None
     with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
@@ -144,6 +209,20 @@ def attach(daemon: Daemon) -> AuditLog:
         _LOGS[daemon] = audit
     audit.start()
     return audit
+
+
+async def _checked_first(request: Request) -> dict[str, Any]:
+    """Run an issuing or revoking verb only if its audit entry can be written."""
+    audit = attach(request.daemon)
+    problem = await anyio.to_thread.run_sync(audit_problem, audit.path)
+    if problem is not None:
+        raise _audit_error(audit.path, problem)
+    return await request.daemon.run_core(request.verb, request.principal, request.params)
+
+
+def audited_handlers() -> dict[str, DaemonHandler]:
+    """The daemon-level handlers of :data:`AUDITED_VERBS`."""
+    return dict.fromkeys(AUDITED_VERBS, _checked_first)
 
 
 async def audit_verb(request: Request) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from ...sqlite import DEFAULT_MIGRATIONS, open_connection
 from ...sqlite.paths import check_private_dir, check_private_file, lock_path, sidecar_paths
 from ...sqlite.schema import APPLICATION_ID
 from ..server import Request
-from .audit import audit_path
+from .audit import audit_path, audit_state
 
 __all__ = ["EmbeddingFacts", "Inputs", "doctor_verb", "run_checks"]
 
@@ -70,6 +70,7 @@ class Inputs:
     facts: EmbeddingFacts | None = None
     health: Any = None  # an embedder's ``last_health`` (``.ok``, ``.message``) if it has one
     write_failure: str | None = None  # why the daemon stopped taking writes, if it did
+    disk_full: str | None = None  # the last disk-full error while writes wait for room
     now: datetime.datetime = attrs.field(factory=lambda: datetime.datetime.now(datetime.UTC))
 
 
@@ -145,6 +146,14 @@ def _open_check(inputs: Inputs, connection: apsw.Connection) -> dict[str, str]:
             f"The store at {path} stopped taking writes: {inputs.write_failure}",
             "check the disk (space, I/O errors), then restart the daemon: venom-mem serve",
         )
+    if inputs.disk_full is not None:
+        return _check(
+            "store.open",
+            "warn",
+            f"The disk under {path} is full: writes are refused until there is room, then"
+            f" resume by themselves ({inputs.disk_full})",
+            f"df -h '{path.parent}'  # free space there",
+        )
     return _check("store.open", "ok", f"Store open at {path}", FIX_STATUS)
 
 
@@ -203,6 +212,24 @@ def _permissions_check(path: Path) -> dict[str, str]:
         f"{path.parent} is 0700 and its {checked} store files 0600, all yours",
         f"ls -la '{path.parent}'",
     )
+
+
+def _audit_check(store: Path) -> dict[str, str]:
+    """Issuing and revoking tokens stop when the audit log can't be written: say so first."""
+    path = audit_path(store)
+    problem = audit_state(path)
+    fix = f"ls -l '{path}'  # it must be a regular 0600 file of yours"
+    if problem is not None:
+        return _check(
+            "audit.log",
+            "fail",
+            f"The audit log {path} can't be written ({problem}): issuing and revoking"
+            " tokens are refused until it can",
+            fix,
+        )
+    if not path.exists():
+        return _check("audit.log", "ok", f"No audit log yet; the first token makes {path}", fix)
+    return _check("audit.log", "ok", f"The audit log {path} can be appended to", fix)
 
 
 # -- daemon ------------------------------------------------------------------------------------
@@ -400,6 +427,7 @@ def run_checks(inputs: Inputs) -> dict[str, Any]:
         checks: list[dict[str, str]] = _store_checks(inputs, connection, error)
         checks.append(_sqlite_check(connection))
         checks.append(_permissions_check(inputs.store))
+        checks.append(_audit_check(inputs.store))
         checks.append(_lifetime_check(inputs))
         checks.extend(_embedding_checks(inputs, connection))
     finally:
@@ -426,5 +454,6 @@ async def doctor_verb(request: Request) -> dict[str, Any]:
         facts=_facts(daemon),
         health=getattr(daemon.app.embedder, "last_health", None),
         write_failure=daemon.write_failure,
+        disk_full=daemon.disk_full.error.message if daemon.disk_full is not None else None,
     )
     return await anyio.to_thread.run_sync(functools.partial(run_checks, inputs))
