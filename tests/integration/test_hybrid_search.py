@@ -185,6 +185,44 @@ async def test_section_5_fixture_hybrid(tmp_path: Path, stub: EmbedStub) -> None
 
 
 @pytest.mark.anyio
+async def test_section_5_fixture_under_each_fusion(tmp_path: Path, stub: EmbedStub) -> None:
+    """docs/adr/0016: ``rrf`` is the fixture exactly, whatever the store's default; the other
+    options on the same lists (similarities: m3 0.994, m2 0.707)."""
+    async with running(tmp_path / "store.db", config(stub)) as lib:
+        m1, m2, m3 = await fixture(lib)
+        lib.app.settings = attrs.evolve(lib.app.settings, fusion="rerank")  # a store default
+        rrf = await lib.search(fusion="rrf")
+        default = await lib.search()
+        weighted = await lib.search(fusion="weighted")
+        margin = await lib.search(fusion="margin")
+        rerank = await lib.search(fusion="rerank")
+    assert ranks(rrf) == [(m2, 1, 2), (m3, None, 1), (m1, 2, None)]
+    assert [h["score"] for h in rrf["results"]] == [1 / 61 + 1 / 62, 1 / 61, 1 / 62]
+    assert default == rerank
+    assert ranks(rerank) == [(m2, 1, 2), (m1, 2, None), (m3, None, 1)]
+    assert [h["score"] for h in rerank["results"]] == [1 / 61 + 1 / 62, 1 / 62, 0.0]
+    assert ranks(weighted) == [(m2, 1, 2), (m1, 2, None), (m3, None, 1)]
+    assert [h["score"] for h in weighted["results"]] == [1 / 61 + 0.5 / 62, 1 / 62, 0.5 / 61]
+    # m2 is 0.29 below m3, outside the 0.1 margin: it keeps only its full-text vote.
+    assert ranks(margin) == [(m3, None, 1), (m2, 1, None), (m1, 2, None)]
+    assert {r["mode"] for r in (rrf, weighted, margin, rerank)} == {"hybrid"}
+
+
+@pytest.mark.anyio
+async def test_a_vector_only_snippet_ends_at_a_word_with_an_ellipsis(
+    tmp_path: Path, stub: EmbedStub
+) -> None:
+    long = {"space": "project/venom-std", "content": "Upgrade the toolchain " + "carefully " * 40}
+    stub.set(text(long), [1.0, 0.0, 0.0, 0.0])
+    async with running(tmp_path / "store.db", config(stub)) as lib:
+        lib.add(**long)
+        await lib.settle()
+        (hit,) = (await lib.search(mode="vector"))["results"]
+    assert hit["snippet"].endswith("carefully…")
+    assert len(hit["snippet"].encode()) <= 240
+
+
+@pytest.mark.anyio
 async def test_section_5_fixture_with_embeddings_off(tmp_path: Path, stub: EmbedStub) -> None:
     path = tmp_path / "store.db"
     async with running(path, config(stub)) as lib:
