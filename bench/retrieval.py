@@ -53,11 +53,15 @@ import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.daemon_env import World, make_world
+from tests.support.daemon_env import VENOM_MEM, World, make_world
 
 from venom_mem_adapters.client import Connection, connect
+from venom_mem_adapters.sqlite import SqliteStore
 from venom_mem_core.fusion import FUSIONS, Fusion
+from venom_mem_core.grants import Access
 from venom_mem_core.inmemory import tokenize
+from venom_mem_core.ports import MemoryFilter
+from venom_mem_core.ranking import natural_terms
 from venom_mem_core.search_options import DEFAULT_FUSION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +126,11 @@ CANDIDATES: dict[str, Fusion] = {
     "margin 0.15": Fusion(margin=0.15),
     "margin 0.1, weighted 0.5": Fusion(margin=0.1, vector_weight=0.5),
     "rerank, weighted 0.5": Fusion(within_fts=True, vector_weight=0.5),
+    "convex 0.5": Fusion(blend=0.5),
+    "convex 0.6": Fusion(blend=0.6),
+    "convex 0.7": Fusion(blend=0.7),
+    "convex 0.8": Fusion(blend=0.8),
+    "convex 0.9": Fusion(blend=0.9),
 }
 FLOORS = {"rrf, min_similarity 0.3": 0.3, "rrf, min_similarity 0.4": 0.4}
 
@@ -217,6 +226,28 @@ def configure(world: World, port: int, model: str) -> None:
     )
 
 
+@contextmanager
+def daemon(world: World) -> Iterator[Path]:
+    """``venom-mem serve`` in the foreground, its log kept for a failure's post-mortem."""
+    log = world.root / "daemon.log"
+    with log.open("w") as sink:
+        proc = subprocess.Popen(
+            [VENOM_MEM, "serve"], env=world.environ(), stdin=subprocess.DEVNULL, stderr=sink
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while not world.socket.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the daemon did not start:\n{log.read_text()}")
+            time.sleep(0.05)
+        yield log
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        if proc.returncode not in (0, -15):
+            print(f"daemon exited {proc.returncode}:\n{log.read_text()}", file=sys.stderr)
+
+
 def load(conn: Connection, conversations: dict[str, list[Turn]]) -> tuple[dict[str, int], float]:
     """Add every turn; return (conversation, dia_id) -> memory number, and the adds/s."""
     ids: dict[str, int] = {}
@@ -271,7 +302,11 @@ def lucene_query(text: str) -> str:
 
 def search(conn: Connection, run: Run, params: dict[str, Any]) -> list[dict[str, Any]]:
     started = time.perf_counter()
-    out = conn.call("memory.search", params)
+    try:
+        out = conn.call("memory.search", params)
+    except Exception:
+        print(f"memory.search failed: {params!r}", file=sys.stderr)
+        raise
     run.seconds.append(time.perf_counter() - started)
     hits: list[dict[str, Any]] = out["results"]
     run.ranked.append([int(h["id"][1:]) for h in hits])
@@ -293,15 +328,30 @@ def daemon_modes() -> dict[str, dict[str, Any]]:
     return modes
 
 
-def measure(
-    conn: Connection, questions: Sequence[Question]
-) -> tuple[dict[str, Run], dict[str, Run], list[tuple[list[int], list[tuple[int, float]]]]]:
-    """Every daemon mode for every question, and each question's two 100-deep lists."""
+@attrs.define
+class Lists:
+    """A question's two 100-deep lists: the vector list from the daemon, the natural
+    full-text list with BM25 scores from the store itself (the daemon's own function)."""
+
+    vector: list[tuple[int, float]]
+    fts: list[tuple[int, float]] = attrs.field(factory=list)
+
+
+def fts_lists(store_path: Path, questions: Sequence[Question], lists: Sequence[Lists]) -> None:
+    with SqliteStore.open(store_path) as store, store.read() as tx:
+        for q, found in zip(questions, lists, strict=True):
+            where = MemoryFilter(
+                access=Access(everything=True), spaces=frozenset({f"locomo/{q.conversation}"})
+            )
+            found.fts = tx.rank_text_scored(natural_terms(q.text), where, DEPTH)
+
+
+def measure(conn: Connection, questions: Sequence[Question]) -> tuple[dict[str, Run], list[Lists]]:
+    """Every daemon mode for every question, and each question's vector list."""
     modes = daemon_modes()
     runs = {name: Run() for name in modes}
     extra = {"natural, Lucene stopwords": Run(), "vector": Run()}
-    lists: list[tuple[list[int], list[tuple[int, float]]]] = []
-    deep = Run()
+    lists: list[Lists] = []
     for n, q in enumerate(questions):
         base = {"query": q.text, "spaces": [f"locomo/{q.conversation}"], "limit": LIMIT}
         for name, params in modes.items():
@@ -310,30 +360,40 @@ def measure(
                "query_mode": "rfc", "query": lucene_query(q.text)})  # fmt: skip
         vector_hits = search(conn, extra["vector"], {**base, "mode": "vector", "limit": DEPTH})
         extra["vector"].ranked[-1] = extra["vector"].ranked[-1][:LIMIT]
-        fts_hits = search(
-            conn, deep, {**base, "mode": "fts", "query_mode": "natural", "limit": DEPTH}
-        )
         lists.append(
-            (
-                [int(h["id"][1:]) for h in fts_hits],
-                [(int(h["id"][1:]), float(h["similarity"])) for h in vector_hits],
-            )
+            Lists(vector=[(int(h["id"][1:]), float(h["similarity"])) for h in vector_hits])
         )
         if (n + 1) % 200 == 0:
             print(f"  {n + 1}/{len(questions)} questions", file=sys.stderr, flush=True)
     runs.update(extra)
-    return runs, {}, lists
+    return runs, lists
 
 
-def offline(lists: Sequence[tuple[list[int], list[tuple[int, float]]]]) -> dict[str, Run]:
+def offline(lists: Sequence[Lists]) -> dict[str, Run]:
     runs: dict[str, Run] = {}
     for name, fusion in CANDIDATES.items():
         run = runs[f"candidate: {name}"] = Run()
         floor = FLOORS.get(name)
-        for fts, vector in lists:
-            kept = [h for h in vector if floor is None or h[1] >= floor]
-            run.ranked.append([f.id for f in fusion.apply(fts, kept, limit=LIMIT)])
+        for found in lists:
+            kept = [h for h in found.vector if floor is None or h[1] >= floor]
+            fts = [i for i, _ in found.fts]
+            fused = fusion.apply(fts, kept, limit=LIMIT, fts_scores=dict(found.fts))
+            run.ranked.append([f.id for f in fused])
     return runs
+
+
+def agreement(runs: dict[str, Run], lists: Sequence[Lists]) -> dict[str, float]:
+    """Share of questions where the shipped fusion computed here from the two lists gives
+    the daemon's own results (a check that the offline candidates are measured fairly)."""
+    out = {}
+    for name, fusion in FUSIONS.items():
+        same = 0
+        for found, daemon_ids in zip(lists, runs[f"hybrid {name}"].ranked, strict=True):
+            fts = [i for i, _ in found.fts]
+            fused = fusion.apply(fts, found.vector, limit=LIMIT, fts_scores=dict(found.fts))
+            same += [f.id for f in fused] == daemon_ids
+        out[name] = same / len(lists)
+    return out
 
 
 # -- textbook BM25 ----------------------------------------------------------------------------
@@ -516,15 +576,17 @@ def run_model(
     print(f"{model}: starting the embedding server", file=sys.stderr, flush=True)
     with embed_server(python, model) as (port, _proc), make_world() as world:
         configure(world, port, MODELS[model])
-        with connect(world.environ("@owner")) as conn:
+        with daemon(world), connect(world.environ("@owner"), may_start=False) as conn:
             ids, rate = load(conn, conversations)
             print(f"{model}: loaded {len(ids)} memories at {rate:.0f}/s", file=sys.stderr)
             embed_s = wait_embedded(conn)
             print(f"{model}: embedded in {embed_s:.1f} s", file=sys.stderr, flush=True)
             before = len(server_stats(port))
-            runs, _, lists = measure(conn, questions)
+            runs, lists = measure(conn, questions)
             singles = server_stats(port)[before:]
+            fts_lists(world.store, questions, lists)
         runs.update(offline(lists))
+        agree = agreement(runs, lists)
         runs["textbook BM25 (Okapi)"] = textbook_bm25(conversations, ids, questions)
         facts = {
             "adds_per_s": rate,
@@ -532,7 +594,12 @@ def run_model(
             "query_embed_p50_ms": statistics.median(singles),
             "query_embed_p95_ms": sorted(singles)[round(0.95 * (len(singles) - 1))],
         }
-        return report(model, runs, questions, ids, facts)
+        out = report(model, runs, questions, ids, facts)
+        print(
+            "offline fusion = the daemon's results: "
+            + ", ".join(f"{name} {100 * share:.0f} %" for name, share in agree.items())
+        )
+        return out
 
 
 def main() -> None:
@@ -540,6 +607,8 @@ def main() -> None:
     parser.add_argument("--embed-python", default=str(ROOT / ".venv-embed" / "bin" / "python"))
     parser.add_argument("--models", default="minilm,e5")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--questions", type=int, default=0, help="only the first N (a smoke run)")
+    parser.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     conversations: dict[str, list[Turn]] = {}
     questions: list[Question] = []
@@ -547,6 +616,8 @@ def main() -> None:
         turns, qs = load_conversation(name)
         conversations[name] = turns
         questions.extend(qs)
+    if args.questions:
+        questions = questions[args.skip : args.skip + args.questions]
     results = [
         run_model(m, args.embed_python, conversations, questions) for m in args.models.split(",")
     ]

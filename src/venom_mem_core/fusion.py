@@ -12,13 +12,19 @@ how much the vector list may say; docs/adr/0016 has the figures and the choice o
 - ``rerank``: the vector list votes only for memories the full-text list found (dense
   re-ranking of lexical candidates); vector-only hits follow every full-text hit, in vector
   order, with score 0, so they fill a short list but never displace a full-text hit.
+- ``convex``: not ranks but scores (Bruch, Gai and Ingber, "An Analysis of Fusion Functions
+  for Hybrid Retrieval", 2023): BM25_WEIGHT x the BM25 score over the list's best, plus the
+  rest x the similarity min-max scaled over the vector list. Both parts are in [0, 1] for
+  any model and any query, so the one weight carries across models; a memory missing from a
+  list scores 0 there. Where BM25 has a clear winner it stays; where many hits match
+  equally (a name every turn of a chat contains), the vector decides among them.
 
 Every option applies the vector list's ``search.min_similarity`` floor first, as step 3 says.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -26,6 +32,7 @@ from .ranking import RRF_K, Fused, fuse
 from .search_options import DEFAULT_FUSION, FUSION_NAMES
 
 __all__ = [
+    "BM25_WEIGHT",
     "DEFAULT_FUSION",
     "FUSIONS",
     "SIMILARITY_MARGIN",
@@ -36,21 +43,32 @@ __all__ = [
 
 VECTOR_WEIGHT = 0.5
 SIMILARITY_MARGIN = 0.1
+BM25_WEIGHT = 0.8
 
 
 @attrs.frozen(kw_only=True)
 class Fusion:
     """One way to fuse: the vector list's weight, an optional cut relative to its best
-    similarity, and whether it votes only for full-text hits."""
+    similarity, whether it votes only for full-text hits; or, with ``blend``, a convex
+    combination of scores with that weight on BM25."""
 
     vector_weight: float = 1.0
     margin: float | None = None
     within_fts: bool = False
+    blend: float | None = None
 
     def apply(
-        self, fts: Sequence[int], vector: Sequence[tuple[int, float]], *, limit: int
+        self,
+        fts: Sequence[int],
+        vector: Sequence[tuple[int, float]],
+        *,
+        limit: int,
+        fts_scores: Mapping[int, float] | None = None,
     ) -> list[Fused]:
-        """Fuse ``fts`` (IDs, best first) and ``vector`` ((ID, similarity), best first)."""
+        """Fuse ``fts`` (IDs, best first) and ``vector`` ((ID, similarity), best first);
+        ``fts_scores`` (BM25, higher is better) is needed by ``blend`` only."""
+        if self.blend is not None:
+            return _convex(fts, vector, fts_scores or {}, self.blend, limit)
         if self.margin is not None and vector:
             floor = vector[0][1] - self.margin
             vector = [hit for hit in vector if hit[1] >= floor]
@@ -92,17 +110,52 @@ def _vote(
     return fused[:limit]
 
 
+def _convex(
+    fts: Sequence[int],
+    vector: Sequence[tuple[int, float]],
+    bm25: Mapping[int, float],
+    blend: float,
+    limit: int,
+) -> list[Fused]:
+    best = max((bm25.get(id_, 0.0) for id_ in fts), default=0.0)
+    lexical = {id_: bm25.get(id_, 0.0) / best if best > 0 else 1.0 for id_ in fts}
+    sims = [s for _, s in vector]
+    low, high = (min(sims), max(sims)) if sims else (0.0, 0.0)
+    dense = {id_: (s - low) / (high - low) if high > low else 1.0 for id_, s in vector}
+    fts_rank = {id_: rank for rank, id_ in enumerate(fts, start=1)}
+    vector_rank = {id_: rank for rank, (id_, _) in enumerate(vector, start=1)}
+    similarity = dict(vector)
+    fused = [
+        Fused(
+            id=id_,
+            score=blend * lexical.get(id_, 0.0) + (1 - blend) * dense.get(id_, 0.0),
+            fts_rank=fts_rank.get(id_),
+            vector_rank=vector_rank.get(id_),
+            similarity=similarity.get(id_),
+        )
+        for id_ in fts_rank.keys() | vector_rank.keys()
+    ]
+    fused.sort(key=lambda f: (-f.score, -f.id))
+    return fused[:limit]
+
+
 FUSIONS: dict[str, Fusion] = {
     "rrf": Fusion(),
     "weighted": Fusion(vector_weight=VECTOR_WEIGHT),
     "margin": Fusion(margin=SIMILARITY_MARGIN),
     "rerank": Fusion(within_fts=True),
+    "convex": Fusion(blend=BM25_WEIGHT),
 }
 assert tuple(FUSIONS) == FUSION_NAMES
 
 
 def fuse_lists(
-    fusion: str, fts: Sequence[int], vector: Sequence[tuple[int, float]], *, limit: int
+    fusion: str,
+    fts: Sequence[int],
+    vector: Sequence[tuple[int, float]],
+    *,
+    limit: int,
+    fts_scores: Mapping[int, float] | None = None,
 ) -> list[Fused]:
     """Fuse with the named option (one of FUSIONS)."""
-    return FUSIONS[fusion].apply(fts, vector, limit=limit)
+    return FUSIONS[fusion].apply(fts, vector, limit=limit, fts_scores=fts_scores)

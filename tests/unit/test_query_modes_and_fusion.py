@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 
 from venom_mem_core.errors import VenomError
-from venom_mem_core.fusion import FUSIONS, SIMILARITY_MARGIN, VECTOR_WEIGHT, Fusion, fuse_lists
+from venom_mem_core.fusion import (
+    BM25_WEIGHT,
+    FUSIONS,
+    SIMILARITY_MARGIN,
+    VECTOR_WEIGHT,
+    Fusion,
+    fuse_lists,
+)
 from venom_mem_core.ranking import (
     SNIPPET_BYTES,
     Fused,
@@ -24,7 +31,12 @@ VECTOR = [(3, 0.9), (2, 0.8)]
 
 
 def test_rfc_mode_is_section_5_step_2() -> None:
-    assert search_terms("When did Caroline's talk?", "rfc") == ["When", "did", "Caroline's", "talk?"]
+    assert search_terms("When did Caroline's talk?", "rfc") == [
+        "When",
+        "did",
+        "Caroline's",
+        "talk?",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -69,13 +81,16 @@ def test_preview_ends_at_a_word_boundary_with_an_ellipsis() -> None:
     assert preview(exact) == exact
     words = " ".join(f"word{n:03d}" for n in range(100))
     cut = preview(words)
-    assert cut.endswith("…") and len(cut.encode()) <= SNIPPET_BYTES
-    assert words.startswith(cut[:-1]) and words[len(cut) - 1] == " "
+    assert cut.endswith("…")
+    assert len(cut.encode()) <= SNIPPET_BYTES
+    assert words.startswith(cut[:-1])
+    assert words[len(cut) - 1] == " "
     # One word longer than the snippet is cut where it must be, still within the bound.
     long = preview("y" * 1000)
     assert long == "y" * (SNIPPET_BYTES - 3) + "…"
     multibyte = preview("é" * 300)
-    assert len(multibyte.encode()) <= SNIPPET_BYTES and multibyte.endswith("…")
+    assert len(multibyte.encode()) <= SNIPPET_BYTES
+    assert multibyte.endswith("…")
 
 
 def test_rrf_is_the_section_5_fixture_exactly() -> None:
@@ -128,8 +143,37 @@ def test_rerank_votes_only_for_full_text_hits() -> None:
 
 @pytest.mark.parametrize("name", FUSION_NAMES)
 def test_every_fusion_without_vectors_is_the_full_text_order(name: str) -> None:
-    fused = fuse_lists(name, [4, 9, 1], [], limit=2)
-    assert [(f.id, f.fts_rank, f.score) for f in fused] == [(4, 1, 1 / 61), (9, 2, 1 / 62)]
+    fused = fuse_lists(name, [4, 9, 1], [], limit=2, fts_scores={4: 3.0, 9: 2.0, 1: 1.0})
+    assert [(f.id, f.fts_rank, f.vector_rank) for f in fused] == [(4, 1, None), (9, 2, None)]
+    if name != "convex":
+        assert [f.score for f in fused] == [1 / 61, 1 / 62]
+
+
+def test_convex_blends_scaled_scores() -> None:
+    assert BM25_WEIGHT == 0.8
+    scores = {2: 4.0, 1: 3.0}  # BM25 over its best: m2 1.0, m1 0.75
+    vector = [(3, 0.9), (2, 0.8), (5, 0.5)]  # min-max scaled: m3 1.0, m2 0.75, m5 0.0
+    assert fuse_lists("convex", FTS, vector, limit=10, fts_scores=scores) == [
+        Fused(
+            id=2,
+            score=0.8 * 1.0 + (1 - 0.8) * ((0.8 - 0.5) / (0.9 - 0.5)),
+            fts_rank=1,
+            vector_rank=2,
+            similarity=0.8,
+        ),
+        Fused(id=1, score=0.8 * 0.75, fts_rank=2),
+        Fused(id=3, score=(1 - 0.8) * 1.0, vector_rank=1, similarity=0.9),
+        Fused(id=5, score=0.0, vector_rank=3, similarity=0.5),
+    ]
+    # Near-equal BM25 scores: the vector decides between them.
+    even = fuse_lists("convex", [7, 8], [(8, 0.9), (7, 0.1)], limit=2, fts_scores={7: 2.0, 8: 1.9})
+    assert [f.id for f in even] == [8, 7]
+    # A clear BM25 winner stays first whatever the vector says.
+    clear = fuse_lists("convex", [7, 8], [(8, 0.9), (7, 0.1)], limit=2, fts_scores={7: 2.0, 8: 1.0})
+    assert [f.id for f in clear] == [7, 8]
+    # One similarity only (or all equal): each vector hit scales to 1.
+    (only,) = fuse_lists("convex", [], [(4, 0.3)], limit=1)
+    assert (only.id, only.score) == (4, 1 - 0.8)
 
 
 def test_named_fusions() -> None:

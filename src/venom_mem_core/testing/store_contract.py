@@ -921,6 +921,27 @@ class StoreContract:
             "m1",
         ]
 
+    def test_rank_text_scored_gives_bm25_best_first(self, env: Env) -> None:
+        """The scores the ``convex`` fusion weighs (docs/adr/0016): FTS5's bm25 negated."""
+        env.add("alpha alpha alpha gamma", space="a")
+        env.add("beta gamma delta", space="a")
+        env.add("gamma only here", space="b", title="Alpha")
+        env.add("nothing to see")
+        readable = Access(spaces=frozenset({"a"}))
+        with env.app.store.read() as tx:
+            for access in (Access(everything=True), readable):
+                where = MemoryFilter(access=access)
+                scored = tx.rank_text_scored(["alpha", "beta"], where, 10)
+                assert [id_ for id_, _ in scored] == tx.rank_text(["alpha", "beta"], where, 10)
+                scores = [score for _, score in scored]
+                assert all(score > 0 for score in scores)
+                assert scores == sorted(scores, reverse=True)
+            assert [
+                i for i, _ in tx.rank_text_scored(["alpha"], MemoryFilter(access=readable), 10)
+            ] == [1]
+            owner = tx.rank_text_scored(["alpha"], MemoryFilter(access=Access(everything=True)), 1)
+            assert [i for i, _ in owner] == [3]  # the title weighs 5
+
     @pytest.mark.parametrize(("query", "finds"), FTS_SYNTAX_QUERIES)
     def test_search_fts5_syntax_is_plain_text(self, env: Env, query: str, finds: bool) -> None:
         env.add(FTS_SYNTAX_TEXT, title="Plain")
