@@ -10,4 +10,4 @@ __all__ = ["DEFAULT_FUSION", "DEFAULT_QUERY_MODE", "FUSION_NAMES", "QUERY_MODES"
 QUERY_MODES = ("rfc", "natural")
 DEFAULT_QUERY_MODE = "rfc"
 FUSION_NAMES = ("rrf", "weighted", "margin", "rerank", "convex")
-DEFAULT_FUSION = "rrf"
+DEFAULT_FUSION = "convex"

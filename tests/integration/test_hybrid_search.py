@@ -96,7 +96,9 @@ class Lib:
         assert await anyio.to_thread.run_sync(self.service.worker.wait_idle, 10)
 
     async def search(self, who: Principal = OWNER, **params: Any) -> dict[str, Any]:
-        return await self.service.search(who, {"query": QUERY, **params})
+        """memory.search under RFC-0020's own fusion unless told (``fusion=None``: the
+        store's default)."""
+        return await self.service.search(who, {"query": QUERY, "fusion": "rrf", **params})
 
     async def embedding(self, id_: str) -> str:
         return str((await self.service.get(OWNER, {"id": id_}))["embedding"])
@@ -192,10 +194,19 @@ async def test_section_5_fixture_under_each_fusion(tmp_path: Path, stub: EmbedSt
         m1, m2, m3 = await fixture(lib)
         lib.app.settings = attrs.evolve(lib.app.settings, fusion="rerank")  # a store default
         rrf = await lib.search(fusion="rrf")
-        default = await lib.search()
+        default = await lib.search(fusion=None)
         weighted = await lib.search(fusion="weighted")
         margin = await lib.search(fusion="margin")
         rerank = await lib.search(fusion="rerank")
+        convex = await lib.search(fusion="convex")
+        vector_only = await lib.search(mode="vector", fusion="convex")
+        fts_only = await lib.search(mode="fts", fusion="convex")
+    # One list alone is scored as section 5 does, whatever the fusion.
+    assert [h["score"] for h in vector_only["results"]] == [1 / 61, 1 / 62]
+    assert [h["score"] for h in fts_only["results"]] == [1 / 61, 1 / 62]
+    # convex: m2 has the best BM25 (0.8) and the lower similarity (scaled to 0 of 2).
+    assert ranks(convex)[0] == (m2, 1, 2)
+    assert convex["results"][0]["score"] == 0.8
     assert ranks(rrf) == [(m2, 1, 2), (m3, None, 1), (m1, 2, None)]
     assert [h["score"] for h in rrf["results"]] == [1 / 61 + 1 / 62, 1 / 61, 1 / 62]
     assert default == rerank

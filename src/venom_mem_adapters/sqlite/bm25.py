@@ -31,6 +31,7 @@ from venom_mem_core.ranking import fts_match_expression
 from .filters import Predicate
 
 __all__ = [
+    "IN_ROWS",
     "K1",
     "RANK_FUNCTION",
     "WEIGHTS",
@@ -47,6 +48,10 @@ WEIGHTS = (5.0, 1.0, 3.0)  # title, content, tags (RFC-0020 section 5)
 RANK_FUNCTION = "venom_bm25"
 _ROW_TOKENS = "venom_row_tokens"
 _IDF_FLOOR = 1e-6  # fts5_aux.c: "if( idf<=0.0 ) idf = 1e-6;"
+# A filter on memories (alias m) as a rowid set for a MATCH scan. The unary + keeps SQLite
+# from handing the IN to FTS5 as rowid lookups: the scan walks the postings once and checks
+# each match against the set, which costs less than joining memories for every match.
+IN_ROWS = "+memory_fts.rowid IN (SELECT m.id FROM memories AS m WHERE {})"
 
 
 @attrs.frozen
@@ -154,11 +159,13 @@ def corpus_stats(
         f" WHERE m.deleted IS NULL AND ({readable.sql})"
     )
     rows, total = _corpus_size(connection, source, readable)
+    live = f"m.deleted IS NULL AND ({readable.sql})"
     hits: dict[str, int] = {}
     for token in tokens:
         if token not in hits:
             hits[token] = connection.execute(
-                f"SELECT count(*) FROM {source} AND memory_fts MATCH ?",
-                (*readable.params, fts_match_expression([token])),
+                f"SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?"
+                f" AND {IN_ROWS.format(live)}",
+                (fts_match_expression([token]), *readable.params),
             ).get
     return CorpusStats(rows=rows, tokens=total, hits=tuple(hits[t] for t in tokens))

@@ -174,12 +174,14 @@ class SqliteReadTx:
                 (*order_params, match, limit),
             )
         else:
+            # The filter is a set of rowids that the FTS5 scan checks each match against
+            # (SQLite builds it once per statement, from memories_space when the filter names
+            # spaces), so nothing outside it is joined, scored or sorted (docs/adr/0016).
             candidates = memory_predicate(attrs.evolve(where, include_deleted=False))
             ranked = self._rows(
-                f"SELECT m.id, {order} AS score"
-                " FROM memory_fts JOIN memories AS m ON m.id = memory_fts.rowid"
-                f" WHERE memory_fts MATCH ? AND ({candidates.sql})"
-                " ORDER BY score, m.id DESC LIMIT ?",
+                f"SELECT memory_fts.rowid, {order} AS score FROM memory_fts"
+                f" WHERE memory_fts MATCH ? AND {bm25.IN_ROWS.format(candidates.sql)}"
+                " ORDER BY score, memory_fts.rowid DESC LIMIT ?",
                 (*order_params, match, *candidates.params, limit),
             )
         return [(int(row[0]), -float(row[1])) for row in ranked]

@@ -113,13 +113,15 @@ def search_memories(
         depth = LIST_DEPTH if use_vectors else limit
         fts_hits = [] if mode == "vector" else tx.rank_text_scored(tokens, where, depth)
         fts_ids, fts_scores = [i for i, _ in fts_hits], dict(fts_hits)
+        # Fusion is for two lists: one list alone is RRF over it, as section 5 scores it.
+        how = fusion if use_vectors and mode != "vector" else "rrf"
         vector_hits: list[tuple[int, float]] = []
         if use_vectors and vectors is not None and query_vector is not None:
             vector_hits = vectors.nearest(
                 query_vector, where, LIST_DEPTH, app.settings.min_similarity
             )
         while True:
-            fused = fuse_lists(fusion, fts_ids, vector_hits, limit=limit, fts_scores=fts_scores)
+            fused = fuse_lists(how, fts_ids, vector_hits, limit=limit, fts_scores=fts_scores)
             memories = {f.id: tx.get_memory(f.id) for f in fused}
             # The vector index can be a step behind this snapshot: drop what it still holds
             # for a memory that is gone or no longer passes the filter, and fuse again.
