@@ -71,6 +71,8 @@ def handler(embed: Embed, name: str, stats: Stats) -> type[BaseHTTPRequestHandle
     lock = threading.Lock()  # one model, one batch at a time
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the daemon's httpx client expects
+
         def log_message(self, format: str, *args: Any) -> None:
             return None
 

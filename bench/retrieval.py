@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -203,9 +204,19 @@ def embed_server(python: str, model: str) -> Iterator[tuple[int, subprocess.Pope
 
 
 def server_stats(port: int) -> list[float]:
-    import httpx
-
     return list(httpx.get(f"http://127.0.0.1:{port}/stats", timeout=10).json()["single_ms"])
+
+
+def embedding_round_trips(port: int, questions: Sequence[Question]) -> list[float]:
+    """Each question embedded once as a client of the endpoint sees it (keep-alive, JSON
+    both ways): the part of a hybrid search's time that the daemon can't shorten."""
+    samples = []
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}/v1", timeout=30) as client:
+        for q in questions:
+            started = time.perf_counter()
+            client.post("/embeddings", json={"model": "bench", "input": [q.text]}).json()
+            samples.append((time.perf_counter() - started) * 1000)
+    return samples
 
 
 # -- loading ---------------------------------------------------------------------------------
@@ -562,7 +573,8 @@ def report(
     print(
         f"load: {facts['adds_per_s']:.0f} memory.add/s over the socket (synchronous FULL); "
         f"embedding all of them took {facts['embed_s']:.1f} s; "
-        f"query embedding p50 {embed_p50:.1f} ms, p95 {embed_p95:.1f} ms"
+        f"query embedding p50 {embed_p50:.1f} ms, p95 {embed_p95:.1f} ms as a client of the "
+        f"endpoint sees it ({facts['model_p50_ms']:.1f} ms of it in the model)"
     )
     return {"model": MODELS[model], "modes": table, "facts": facts}
 
@@ -584,6 +596,7 @@ def run_model(
             before = len(server_stats(port))
             runs, lists = measure(conn, questions)
             singles = server_stats(port)[before:]
+            trips = embedding_round_trips(port, questions)
             fts_lists(world.store, questions, lists)
         runs.update(offline(lists))
         agree = agreement(runs, lists)
@@ -591,8 +604,9 @@ def run_model(
         facts = {
             "adds_per_s": rate,
             "embed_s": embed_s,
-            "query_embed_p50_ms": statistics.median(singles),
-            "query_embed_p95_ms": sorted(singles)[round(0.95 * (len(singles) - 1))],
+            "model_p50_ms": statistics.median(singles),
+            "query_embed_p50_ms": statistics.median(trips),
+            "query_embed_p95_ms": sorted(trips)[round(0.95 * (len(trips) - 1))],
         }
         out = report(model, runs, questions, ids, facts)
         print(

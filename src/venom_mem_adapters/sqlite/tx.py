@@ -82,6 +82,14 @@ def _only_live(where: MemoryFilter) -> bool:
     )
 
 
+def _only_readable(where: MemoryFilter) -> bool:
+    """True when the readable set is the filter's only narrowing (a restricted caller's
+    plain search): the candidates are then the caller's whole corpus."""
+    return (
+        where.spaces is None and where.kinds is None and not where.tags and where.sessions is None
+    )
+
+
 class SqliteReadTx:
     """Queries over the snapshot of the connection's current transaction."""
 
@@ -159,6 +167,10 @@ class SqliteReadTx:
         order_params: tuple[bytes, ...] = ()
         if where.access.everything:
             order = _BUILTIN_BM25
+        elif _only_readable(where):
+            readable = access_predicate(where.access, alias="m")
+            with translated(self._path):
+                return bm25.rank_readable(self._connection, match, readable, limit)
         else:
             readable = access_predicate(where.access, alias="m")
             with translated(self._path):

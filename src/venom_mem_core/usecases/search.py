@@ -96,9 +96,9 @@ def search_memories(
     query_mode = query_mode or app.settings.query_mode
     fusion = fusion or app.settings.fusion
     if query_mode not in QUERY_MODES:
-        raise VenomError.param("range", "query_mode", f"query_mode {query_mode!r} is unknown")
+        raise VenomError.param("type", "query_mode", f"query_mode {query_mode!r} is unknown")
     if fusion not in FUSIONS:
-        raise VenomError.param("range", "fusion", f"fusion {fusion!r} is unknown")
+        raise VenomError.param("type", "fusion", f"fusion {fusion!r} is unknown")
     tokens = search_terms(query, query_mode)
     if mode == "vector" and app.embedder is None:
         raise VenomError("unsupported.embeddings_off", "mode vector needs embeddings on")
