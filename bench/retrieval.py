@@ -15,7 +15,8 @@ the turns over its socket, embeds them, and answers every question in every mode
   Lucene's 33-word list instead of NLTK's, done here and sent in the RFC mode;
 - ``vector`` only;
 - ``hybrid`` under each shipped ``fusion`` (docs/adr/0016), with natural queries, plus the
-  RFC's own hybrid (``rrf`` over RFC-mode queries);
+  RFC's own hybrid (``rrf`` over RFC-mode queries) and the default fusion over RFC-mode
+  queries (a store's behaviour with embeddings on and ``query_mode`` left alone);
 - more fusion candidates computed here from the daemon's two lists (natural fts and vector,
   100 deep each) with venom_mem_core.fusion, side by side with the shipped ones;
 - ``textbook BM25``: Okapi BM25 (k1 1.2, b 0.75, Lucene's idf) over the same texts with
@@ -333,6 +334,7 @@ def daemon_modes() -> dict[str, dict[str, Any]]:
             "query_mode": "rfc",
             "fusion": "rrf",
         },
+        "hybrid convex, RFC queries": {"mode": "auto", "query_mode": "rfc", "fusion": "convex"},
     }
     for name in FUSIONS:
         modes[f"hybrid {name}"] = {"mode": "auto", "query_mode": "natural", "fusion": name}

@@ -25,7 +25,6 @@ from collections.abc import Sequence
 
 import apsw
 import attrs
-import numpy as np
 
 from venom_mem_core.ranking import fts_match_expression
 
@@ -225,6 +224,8 @@ def rank_readable(
     ).fetchall()
     if not found:
         return []
+    import numpy as np  # only here: the store package stays free of numpy for the CLI
+
     rowids = np.fromiter((row[0] for row in found), dtype=np.int64, count=len(found))
     values = np.frombuffer(b"".join(_blob(row[1]) for row in found), dtype=np.float64)
     values = values.reshape(len(found), -1)
