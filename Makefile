@@ -53,7 +53,7 @@ $(EMBED_VENV)/.installed: Makefile
 	touch $@
 
 bench-retrieval: $(VENV)/.installed-dev $(EMBED_VENV)/.installed
-	$(BIN)/python bench/retrieval.py --embed-python $(EMBED_VENV)/bin/python
+	$(BIN)/python bench/retrieval.py --embed-python $(EMBED_VENV)/bin/python --json
 
 clean:
 	rm -rf $(VENV) $(EMBED_VENV) build *.egg-info src/*.egg-info
