@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -72,6 +73,12 @@ def handler(embed: Embed, name: str, stats: Stats) -> type[BaseHTTPRequestHandle
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the daemon's httpx client expects
+
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in two writes; with Nagle's algorithm the second waits
+            # for the client's delayed ACK (40 ms on Linux) on a kept-alive connection.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def log_message(self, format: str, *args: Any) -> None:
             return None
