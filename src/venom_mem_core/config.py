@@ -22,6 +22,7 @@ import attrs
 from .errors import VenomError
 from .grants import parse_grants
 from .records import Grant
+from .search_options import DEFAULT_FUSION, DEFAULT_QUERY_MODE, FUSION_NAMES, QUERY_MODES
 from .usecases.app import MemorySettings
 
 __all__ = [
@@ -207,6 +208,9 @@ class MemoryConfig:
 class SearchConfig:
     SECTION: ClassVar[str] = "search"
     min_similarity: float = _leaf(0.0, "float", lo=-1.0, hi=1.0)
+    # Extensions (docs/adr/0015, 0016): a store's default for memory.search's params.
+    query_mode: str = _leaf(DEFAULT_QUERY_MODE, "str", choices=QUERY_MODES)
+    fusion: str = _leaf(DEFAULT_FUSION, "str", choices=FUSION_NAMES)
 
 
 @attrs.frozen(kw_only=True)
@@ -465,6 +469,8 @@ class Config:
             max_versions=self.memory.max_versions,
             tombstone_days=self.memory.tombstone_days,
             min_similarity=self.search.min_similarity,
+            query_mode=self.search.query_mode,
+            fusion=self.search.fusion,
             max_token_ttl=self.grants.max_token_ttl,
         )
 

@@ -513,6 +513,11 @@ class _ReadTx:
         return [kept[revision] for revision in sorted(kept, reverse=True)]
 
     def rank_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[int]:
+        return [id_ for id_, _ in self.rank_text_scored(tokens, where, limit)]
+
+    def rank_text_scored(
+        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+    ) -> list[tuple[int, float]]:
         phrases = [tuple(tokenize(token)) for token in tokens]
         memories = self._s.memories
         corpus = [
@@ -526,7 +531,8 @@ class _ReadTx:
         docs = {memory.id: self._doc(memory) for memory in corpus}
         scores = _bm25(corpus, docs, phrases)
         ranked = [id_ for id_ in scores if where.matches(memories[id_])]
-        return sorted(ranked, key=lambda id_: (-scores[id_], -id_))[:limit]
+        ranked.sort(key=lambda id_: (-scores[id_], -id_))
+        return [(id_, scores[id_]) for id_ in ranked[:limit]]
 
     def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
         phrases = [tuple(tokenize(token)) for token in tokens]
@@ -767,6 +773,7 @@ class _WriteTx(_ReadTx):
 
     def forget_meta(self, key: str) -> None:
         self._s.meta.pop(key, None)
+
     def set_space_description(self, description: SpaceDescription) -> None:
         self._s.spaces[description.space] = description
 

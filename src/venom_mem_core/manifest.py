@@ -7,6 +7,7 @@ generated from :data:`MANIFEST`. Nothing here imports more than the standard lib
 from __future__ import annotations
 
 from .manifest_types import ErrorDoc, Field, Manifest, Param, Type, Verb
+from .search_options import FUSION_NAMES, QUERY_MODES
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
@@ -308,7 +309,9 @@ MEMORY_VERBS = (
     ),
     Verb(
         "memory.search",
-        "Find memories by full-text search, fused with embeddings when they are on. " + T1_SENTENCE,
+        "Find memories by full-text search, fused with embeddings when they are on. Query with "
+        "a few distinctive keywords (names, terms, numbers) rather than a whole question. "
+        + T1_SENTENCE,
         params=(
             Param("query", "What to look for, in plain words", STR, required=True),
             *FILTER_PARAMS,
@@ -317,6 +320,19 @@ MEMORY_VERBS = (
                 "auto, fts or vector",
                 Type("string", choices=("auto", "fts", "vector")),
                 default="auto",
+            ),
+            Param(
+                "query_mode",
+                "rfc: every word is a term; natural: punctuation splits words and English "
+                "stopwords are dropped. Default: the store's search.query_mode",
+                Type("string", choices=QUERY_MODES),
+            ),
+            Param(
+                "fusion",
+                "How hybrid search fuses its full-text and vector lists: "
+                + ", ".join(FUSION_NAMES)
+                + ". Default: the store's search.fusion",
+                Type("string", choices=FUSION_NAMES),
             ),
             _limit(10, 100),
         ),

@@ -128,6 +128,12 @@ class ReadTx(Protocol):
         moves a readable one; the other filters narrow the hits without reordering them.
         """
 
+    def rank_text_scored(
+        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+    ) -> list[tuple[int, float]]:
+        """:meth:`rank_text` with each row's BM25 score, positive, higher is better (FTS5's
+        ``bm25()`` negated), for fusions that weigh scores (docs/adr/0016)."""
+
     def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
         """For matching rows among ``ids``: a short piece of content around the match (FTS5
         ``snippet``, 64 tokens), or its start when only the title or tags matched."""

@@ -3,18 +3,27 @@
 RFC-0020 section 5: user text is never FTS5 syntax (each whitespace token becomes a quoted
 string, joined with OR), lists are fused with Reciprocal Rank Fusion (k = 60), and every tie
 is broken by the highest rowid, so results are exact and reproducible.
+
+``query_mode = "natural"`` (docs/adr/0015) changes only how the query becomes terms: each
+whitespace token is split further at every character that is not a letter or digit, English
+stopwords are dropped unless nothing else is left, repeats are dropped, and the terms are then
+quoted and OR-ed exactly as in the RFC mode. The other fusions are in fusion.py.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import attrs
 
 from .errors import VenomError
+from .search_options import QUERY_MODES
+from .stopwords import ENGLISH_STOPWORDS
 
 __all__ = [
     "LIST_DEPTH",
+    "QUERY_MODES",
     "RRF_K",
     "SNIPPET_BYTES",
     "Fused",
@@ -22,7 +31,10 @@ __all__ = [
     "cut_utf8",
     "fts_match_expression",
     "fuse",
+    "natural_terms",
+    "preview",
     "query_tokens",
+    "search_terms",
 ]
 
 RRF_K = 60
@@ -39,6 +51,40 @@ def query_tokens(query: str) -> list[str]:
     if not tokens:
         raise VenomError.param("query", "query", "query has no words to search for")
     return tokens
+
+
+# FTS5's unicode61 tokenizer separates words at everything but letters, digits and private-use
+# characters, so splitting there yields the words it would index; "_" separates too.
+_SEPARATORS = re.compile(r"[\W_]+")
+
+
+def natural_terms(query: str) -> list[str]:
+    """The terms of ``query_mode = "natural"``: words split at punctuation, English stopwords
+    and repeats dropped, unless only stopwords are left (then all the words are kept).
+
+    A query with no letter or digit at all (``"*"``, ``"--"``) keeps its whitespace tokens,
+    so it searches as in the RFC mode instead of becoming an error.
+    """
+    tokens = query_tokens(query)
+    words: list[str] = []
+    seen: set[str] = set()
+    for token in tokens:
+        for word in _SEPARATORS.split(token):
+            folded = word.casefold()
+            if word and folded not in seen:
+                seen.add(folded)
+                words.append(word)
+    if not words:
+        return tokens
+    kept = [word for word in words if word.casefold() not in ENGLISH_STOPWORDS]
+    return kept or words
+
+
+def search_terms(query: str, query_mode: str) -> list[str]:
+    """The query's terms under ``query_mode`` (``rfc`` or ``natural``)."""
+    if query_mode == "natural":
+        return natural_terms(query)
+    return query_tokens(query)
 
 
 def fts_match_expression(tokens: Sequence[str]) -> str:
@@ -60,6 +106,19 @@ def bounded_snippet(snippet: str) -> str:
     return snippet if cut == snippet else cut + "…"
 
 
+def preview(text: str) -> str:
+    """The snippet of a vector-only hit: the text itself when it fits SNIPPET_BYTES, else its
+    start cut at the last word boundary that fits, with "…" (all within SNIPPET_BYTES)."""
+    if len(text.encode("utf-8", "surrogatepass")) <= SNIPPET_BYTES:
+        return text
+    cut = cut_utf8(text, SNIPPET_BYTES - len("…".encode()))
+    if not text[len(cut)].isspace():  # the cut fell inside a word: drop its start
+        boundary = next((i for i in range(len(cut) - 1, 0, -1) if cut[i].isspace()), 0)
+        if boundary > 0:  # one word longer than the snippet is cut where it must be
+            cut = cut[:boundary]
+    return cut.rstrip() + "…"
+
+
 @attrs.frozen(kw_only=True)
 class Fused:
     id: int
@@ -75,17 +134,21 @@ def fuse(
     similarity: Mapping[int, float] | None = None,
     *,
     limit: int,
+    vector_weight: float = 1.0,
 ) -> list[Fused]:
     """Reciprocal Rank Fusion of up to two ranked ID lists, ranks starting at 1.
 
-    Ordered by score, then by highest ID; the first ``limit`` are returned.
+    ``vector_weight`` scales the vector list's terms (weighted RRF, fusion.py); at 1.0 this is
+    RFC-0020's formula exactly. Ordered by score, then by highest ID; the first ``limit``
+    are returned.
     """
     fts_rank = {id_: rank for rank, id_ in enumerate(fts, start=1)}
     vec_rank = {id_: rank for rank, id_ in enumerate(vector, start=1)}
     fused: list[Fused] = []
     for id_ in fts_rank.keys() | vec_rank.keys():
         fr, vr = fts_rank.get(id_), vec_rank.get(id_)
-        score = (1 / (RRF_K + fr) if fr else 0.0) + (1 / (RRF_K + vr) if vr else 0.0)
+        vector_term = vector_weight / (RRF_K + vr) if vr else 0.0
+        score = (1 / (RRF_K + fr) if fr else 0.0) + vector_term
         fused.append(
             Fused(
                 id=id_,

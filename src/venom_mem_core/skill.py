@@ -114,6 +114,11 @@ def render_skill(manifest: Manifest = MANIFEST) -> str:
         f"- `{tool_name('memory.update')}` and `{tool_name('memory.delete')}` need the "
         "`revision` you read. A `conflict.memory_revision` means someone changed it since: "
         "read it again and decide.",
+        "- Search with a few distinctive keywords (names, terms, numbers, error codes), not a "
+        "whole question: every word of the query counts, so `when did we pin zig` weighs "
+        "`when` and `did` as much as `zig`; `zig pin version` finds it better. For a question "
+        f"in plain English, pass `query_mode: natural` to `{tool_name('memory.search')}`: it "
+        "drops English stopwords and splits words at punctuation.",
         "- Adding the same content to the same space again returns the existing memory with "
         "`changed: false`, so a retry is safe.",
         "- Never store secrets or tokens; text with a venom token is refused.",

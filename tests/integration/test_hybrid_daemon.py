@@ -48,7 +48,9 @@ def test_section_5_fixture_through_the_daemon(world: World, stub: EmbedStub) -> 
     configure(world, stub)
     m1, m2, m3 = add(world, M1), add(world, M2), add(world, M3)
     wait_ready(world, m1, m2, m3)
-    result = world.ok("memory", "search", "--query", QUERY)
+    # RFC-0020's fusion gives the fixture exactly; the default fusion (docs/adr/0016) keeps
+    # the full-text winner first.
+    result = world.ok("memory", "search", "--query", QUERY, "--fusion", "rrf")
     assert result["mode"] == "hybrid"
     assert [(h["id"], h.get("fts_rank"), h.get("vector_rank")) for h in result["results"]] == [
         (m2, 1, 2),
@@ -56,6 +58,10 @@ def test_section_5_fixture_through_the_daemon(world: World, stub: EmbedStub) -> 
         (m1, 2, None),
     ]
     assert [h["score"] for h in result["results"]] == [1 / 61 + 1 / 62, 1 / 61, 1 / 62]
+    default = world.ok("memory", "search", "--query", QUERY)
+    assert default["mode"] == "hybrid"
+    assert default["results"][0]["id"] == m2
+    assert {h["id"] for h in default["results"]} == {m1, m2, m3}
     fts = world.ok("memory", "search", "--query", QUERY, "--mode", "fts")
     assert fts["mode"] == "fts"
     assert [h["id"] for h in fts["results"]] == [m2, m1]

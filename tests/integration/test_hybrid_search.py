@@ -96,7 +96,9 @@ class Lib:
         assert await anyio.to_thread.run_sync(self.service.worker.wait_idle, 10)
 
     async def search(self, who: Principal = OWNER, **params: Any) -> dict[str, Any]:
-        return await self.service.search(who, {"query": QUERY, **params})
+        """memory.search under RFC-0020's own fusion unless told (``fusion=None``: the
+        store's default)."""
+        return await self.service.search(who, {"query": QUERY, "fusion": "rrf", **params})
 
     async def embedding(self, id_: str) -> str:
         return str((await self.service.get(OWNER, {"id": id_}))["embedding"])
@@ -182,6 +184,53 @@ async def test_section_5_fixture_hybrid(tmp_path: Path, stub: EmbedStub) -> None
     assert by_id[m2]["similarity"] == pytest.approx(np.sqrt(0.5), abs=1e-6)
     assert "similarity" not in by_id[m1]
     assert by_id[m3]["snippet"] == M3["content"]  # a vector-only hit: the first 240 bytes
+
+
+@pytest.mark.anyio
+async def test_section_5_fixture_under_each_fusion(tmp_path: Path, stub: EmbedStub) -> None:
+    """docs/adr/0016: ``rrf`` is the fixture exactly, whatever the store's default; the other
+    options on the same lists (similarities: m3 0.994, m2 0.707)."""
+    async with running(tmp_path / "store.db", config(stub)) as lib:
+        m1, m2, m3 = await fixture(lib)
+        lib.app.settings = attrs.evolve(lib.app.settings, fusion="rerank")  # a store default
+        rrf = await lib.search(fusion="rrf")
+        default = await lib.search(fusion=None)
+        weighted = await lib.search(fusion="weighted")
+        margin = await lib.search(fusion="margin")
+        rerank = await lib.search(fusion="rerank")
+        convex = await lib.search(fusion="convex")
+        vector_only = await lib.search(mode="vector", fusion="convex")
+        fts_only = await lib.search(mode="fts", fusion="convex")
+    # One list alone is scored as section 5 does, whatever the fusion.
+    assert [h["score"] for h in vector_only["results"]] == [1 / 61, 1 / 62]
+    assert [h["score"] for h in fts_only["results"]] == [1 / 61, 1 / 62]
+    # convex: m2 has the best BM25 (0.8) and the lower similarity (scaled to 0 of 2).
+    assert ranks(convex)[0] == (m2, 1, 2)
+    assert convex["results"][0]["score"] == 0.8
+    assert ranks(rrf) == [(m2, 1, 2), (m3, None, 1), (m1, 2, None)]
+    assert [h["score"] for h in rrf["results"]] == [1 / 61 + 1 / 62, 1 / 61, 1 / 62]
+    assert default == rerank
+    assert ranks(rerank) == [(m2, 1, 2), (m1, 2, None), (m3, None, 1)]
+    assert [h["score"] for h in rerank["results"]] == [1 / 61 + 1 / 62, 1 / 62, 0.0]
+    assert ranks(weighted) == [(m2, 1, 2), (m1, 2, None), (m3, None, 1)]
+    assert [h["score"] for h in weighted["results"]] == [1 / 61 + 0.5 / 62, 1 / 62, 0.5 / 61]
+    # m2 is 0.29 below m3, outside the 0.1 margin: it keeps only its full-text vote.
+    assert ranks(margin) == [(m3, None, 1), (m2, 1, None), (m1, 2, None)]
+    assert {r["mode"] for r in (rrf, weighted, margin, rerank)} == {"hybrid"}
+
+
+@pytest.mark.anyio
+async def test_a_vector_only_snippet_ends_at_a_word_with_an_ellipsis(
+    tmp_path: Path, stub: EmbedStub
+) -> None:
+    long = {"space": "project/venom-std", "content": "Upgrade the toolchain " + "carefully " * 40}
+    stub.set(text(long), [1.0, 0.0, 0.0, 0.0])
+    async with running(tmp_path / "store.db", config(stub)) as lib:
+        lib.add(**long)
+        await lib.settle()
+        (hit,) = (await lib.search(mode="vector"))["results"]
+    assert hit["snippet"].endswith("carefully…")
+    assert len(hit["snippet"].encode()) <= 240
 
 
 @pytest.mark.anyio

@@ -31,6 +31,7 @@ from venom_mem_core.config import (
 )
 from venom_mem_core.errors import VenomError
 from venom_mem_core.records import Grant
+from venom_mem_core.search_options import DEFAULT_FUSION
 from venom_mem_core.usecases.app import MemorySettings
 
 # RFC-0020 section 11, verbatim.
@@ -86,6 +87,9 @@ def test_defaults_are_section_11_exactly() -> None:
         "unknown": [{"right": "read", "scope": "*"}],
         "max_token_ttl": 86400,
     }
+    # Extensions (docs/adr/0015, 0016): memory.search's defaults, the RFC's behaviour.
+    search = got["search"]
+    assert (search.pop("query_mode"), search.pop("fusion")) == ("rfc", DEFAULT_FUSION)
     assert got == spec
     assert zon.dumps(got) == SECTION_11_DEFAULTS
     assert isinstance(Config.defaults().search.min_similarity, float)
@@ -697,3 +701,22 @@ def test_strings_with_control_characters_are_refused(key: str) -> None:
         Config.defaults().with_value(key, value)
     assert caught.value.code == "invalid_params.config"
     assert "control characters" in caught.value.message
+
+
+def test_search_query_mode_and_fusion_are_reloadable_defaults(tmp_path: Path) -> None:
+    text = '.{ .search = .{ .query_mode = "natural", .fusion = "weighted" } }'
+    config = load_config(write(tmp_path, text))
+    settings = config.memory_settings()
+    assert (settings.query_mode, settings.fusion) == ("natural", "weighted")
+    assert not restart_required("search.query_mode")
+    assert not restart_required("search.fusion")
+    effective, pending = Config.defaults().reloaded(config)
+    assert (effective.search.query_mode, effective.search.fusion, pending) == (
+        "natural",
+        "weighted",
+        [],
+    )
+    for key, bad in (("query_mode", "english"), ("fusion", "sum")):
+        error = error_of(write(tmp_path, f'.{{ .search = .{{ .{key} = "{bad}" }} }}'))
+        assert error.code.startswith("invalid_params"), error
+        assert f"search.{key}" in error.message

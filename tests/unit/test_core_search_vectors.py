@@ -50,6 +50,7 @@ def test_hits_for_gone_or_deleted_memories_are_dropped_and_ranks_close_up() -> N
         spaces=["user"],
         query_vector=[1.0, 0.0],
         vectors=index,
+        fusion="rrf",
     )
     assert result["mode"] == "hybrid"
     assert [(h["id"], h["vector_rank"]) for h in result["results"]] == [(kept, 1)]

@@ -31,6 +31,7 @@ from venom_mem_core.ranking import fts_match_expression
 from .filters import Predicate
 
 __all__ = [
+    "IN_ROWS",
     "K1",
     "RANK_FUNCTION",
     "WEIGHTS",
@@ -38,6 +39,7 @@ __all__ = [
     "CorpusStats",
     "corpus_stats",
     "rank",
+    "rank_readable",
     "register",
 ]
 
@@ -46,7 +48,12 @@ B = 0.75
 WEIGHTS = (5.0, 1.0, 3.0)  # title, content, tags (RFC-0020 section 5)
 RANK_FUNCTION = "venom_bm25"
 _ROW_TOKENS = "venom_row_tokens"
+_ROW_FREQS = "venom_row_freqs"
 _IDF_FLOOR = 1e-6  # fts5_aux.c: "if( idf<=0.0 ) idf = 1e-6;"
+# A filter on memories (alias m) as a rowid set for a MATCH scan. The unary + keeps SQLite
+# from handing the IN to FTS5 as rowid lookups: the scan walks the postings once and checks
+# each match against the set, which costs less than joining memories for every match.
+IN_ROWS = "+memory_fts.rowid IN (SELECT m.id FROM memories AS m WHERE {})"
 
 
 @attrs.frozen
@@ -92,11 +99,21 @@ def rank(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> float:
     if len(idfs) != api.phrase_count:
         raise apsw.MisuseError("venom_bm25: statistics do not match the query's phrases")
     length = api.column_size(-1)
+    freqs = [_weighted_freq(api, phrase) for phrase in range(len(idfs))]
+    return _score(idfs, freqs, length, avgdl)
+
+
+def _weighted_freq(api: apsw.FTS5ExtensionApi, phrase: int) -> float:
+    freq = 0.0
+    for weight, offsets in zip(WEIGHTS, api.phrase_locations(phrase), strict=True):
+        freq += weight * len(offsets)
+    return freq
+
+
+def _score(idfs: Sequence[float], freqs: Sequence[float], length: float, avgdl: float) -> float:
+    """fts5_aux.c's bm25 of one row, operation for operation (lower is better)."""
     score = 0.0
-    for phrase, idf in enumerate(idfs):
-        freq = 0.0
-        for weight, offsets in zip(WEIGHTS, api.phrase_locations(phrase), strict=True):
-            freq += weight * len(offsets)
+    for idf, freq in zip(idfs, freqs, strict=True):
         score += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / avgdl)))
     return -1.0 * score
 
@@ -105,10 +122,24 @@ def _row_tokens(api: apsw.FTS5ExtensionApi, *_args: apsw.SQLiteValue) -> int:
     return api.column_size(-1)
 
 
+def _row_freqs(api: apsw.FTS5ExtensionApi, *_args: apsw.SQLiteValue) -> bytes:
+    """The row's length, then each phrase's weighted frequency, as doubles."""
+    values = array("d", (api.column_size(-1),))
+    values.extend(_weighted_freq(api, phrase) for phrase in range(api.phrase_count))
+    return values.tobytes()
+
+
+def _blob(value: apsw.SQLiteValue) -> bytes:
+    if not isinstance(value, bytes):
+        raise apsw.MisuseError(f"{_ROW_FREQS} returned {type(value).__name__}, not a blob")
+    return value
+
+
 def register(connection: apsw.Connection) -> None:
-    """Make :func:`rank` and the row-length helper available on a connection."""
+    """Make :func:`rank` and the row helpers available on a connection."""
     connection.register_fts5_function(RANK_FUNCTION, rank)
     connection.register_fts5_function(_ROW_TOKENS, _row_tokens)
+    connection.register_fts5_function(_ROW_FREQS, _row_freqs)
 
 
 # Per read connection: the readable corpus's (rows, tokens), valid while the connection's
@@ -154,11 +185,60 @@ def corpus_stats(
         f" WHERE m.deleted IS NULL AND ({readable.sql})"
     )
     rows, total = _corpus_size(connection, source, readable)
+    live = f"m.deleted IS NULL AND ({readable.sql})"
     hits: dict[str, int] = {}
     for token in tokens:
         if token not in hits:
             hits[token] = connection.execute(
-                f"SELECT count(*) FROM {source} AND memory_fts MATCH ?",
-                (*readable.params, fts_match_expression([token])),
+                f"SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?"
+                f" AND {IN_ROWS.format(live)}",
+                (fts_match_expression([token]), *readable.params),
             ).get
     return CorpusStats(rows=rows, tokens=total, hits=tuple(hits[t] for t in tokens))
+
+
+def rank_readable(
+    connection: apsw.Connection, match: str, readable: Predicate, limit: int
+) -> list[tuple[int, float]]:
+    """The best ``limit`` readable live rows matching ``match``, with bm25 over the readable
+    corpus, in one pass, for a search filtered by the readable set alone.
+
+    The candidates are then exactly the caller's corpus, so each phrase's row count is the
+    number of candidates it occurs in: one scan yields every candidate's length and phrase
+    frequencies, and the counts follow from them, where :func:`corpus_stats` would scan each
+    phrase's matches again. Scores and order are :func:`rank`'s, with the same operations
+    on the same values; ties go to the highest rowid.
+    """
+    source = (
+        "memory_fts JOIN memories AS m ON m.id = memory_fts.rowid"
+        f" WHERE m.deleted IS NULL AND ({readable.sql})"
+    )
+    rows, total = _corpus_size(connection, source, readable)
+    if rows == 0:
+        return []
+    live = f"m.deleted IS NULL AND ({readable.sql})"
+    found = connection.execute(
+        f"SELECT memory_fts.rowid, {_ROW_FREQS}(memory_fts) FROM memory_fts"
+        f" WHERE memory_fts MATCH ? AND {IN_ROWS.format(live)}",
+        (match, *readable.params),
+    ).fetchall()
+    if not found:
+        return []
+    import numpy as np  # only here: the store package stays free of numpy for the CLI
+
+    rowids = np.fromiter((row[0] for row in found), dtype=np.int64, count=len(found))
+    values = np.frombuffer(b"".join(_blob(row[1]) for row in found), dtype=np.float64)
+    values = values.reshape(len(found), -1)
+    lengths, freqs = values[:, 0], values[:, 1:]
+    hits = tuple(int(n) for n in np.count_nonzero(freqs > 0, axis=0))
+    stats = CorpusStats(rows=rows, tokens=total, hits=hits)
+    # :func:`_score` over every row at once: the same IEEE operations in the same order
+    # (numpy's elementwise arithmetic is correctly rounded), so the same scores.
+    avgdl = stats.avgdl
+    score = np.zeros(len(found))
+    for phrase, idf in enumerate(stats.idf()):
+        freq = freqs[:, phrase]
+        score += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lengths / avgdl)))
+    score = -1.0 * score
+    order = np.lexsort((-rowids, score))[:limit]
+    return [(int(rowids[i]), -float(score[i])) for i in order]

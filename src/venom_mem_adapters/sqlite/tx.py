@@ -101,6 +101,14 @@ def _only_live(where: MemoryFilter) -> bool:
     )
 
 
+def _only_readable(where: MemoryFilter) -> bool:
+    """True when the readable set is the filter's only narrowing (a restricted caller's
+    plain search): the candidates are then the caller's whole corpus."""
+    return (
+        where.spaces is None and where.kinds is None and not where.tags and where.sessions is None
+    )
+
+
 class SqliteReadTx:
     """Queries over the snapshot of the connection's current transaction."""
 
@@ -162,10 +170,15 @@ class SqliteReadTx:
         return [version_from_row(row) for row in rows]
 
     def rank_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[int]:
+        return [id_ for id_, _ in self.rank_text_scored(tokens, where, limit)]
+
+    def rank_text_scored(
+        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+    ) -> list[tuple[int, float]]:
         """Filter, then rank, in one statement; see bm25.py for why ranking has two forms.
 
-        Only IDs go through the sorter (it would carry every selected column of every
-        match); rows and snippets are read afterwards for the few that made the cut.
+        Only IDs and scores go through the sorter (it would carry every selected column of
+        every match); rows and snippets are read afterwards for the few that made the cut.
         """
         if not tokens or limit <= 0 or where.access.nothing:
             return []
@@ -173,6 +186,10 @@ class SqliteReadTx:
         order_params: tuple[bytes, ...] = ()
         if where.access.everything:
             order = _BUILTIN_BM25
+        elif _only_readable(where):
+            readable = access_predicate(where.access, alias="m")
+            with translated(self._path):
+                return bm25.rank_readable(self._connection, match, readable, limit)
         else:
             readable = access_predicate(where.access, alias="m")
             with translated(self._path):
@@ -183,19 +200,22 @@ class SqliteReadTx:
         if _only_live(where):
             # memory_fts holds live rows only (the triggers see to it): no join needed.
             ranked = self._rows(
-                "SELECT memory_fts.rowid FROM memory_fts WHERE memory_fts MATCH ?"
-                f" ORDER BY {order}, memory_fts.rowid DESC LIMIT ?",
-                (match, *order_params, limit),
+                f"SELECT memory_fts.rowid, {order} AS score FROM memory_fts"
+                " WHERE memory_fts MATCH ? ORDER BY score, memory_fts.rowid DESC LIMIT ?",
+                (*order_params, match, limit),
             )
         else:
+            # The filter is a set of rowids that the FTS5 scan checks each match against
+            # (SQLite builds it once per statement, from memories_space when the filter names
+            # spaces), so nothing outside it is joined, scored or sorted (docs/adr/0016).
             candidates = memory_predicate(attrs.evolve(where, include_deleted=False))
             ranked = self._rows(
-                "SELECT m.id FROM memory_fts JOIN memories AS m ON m.id = memory_fts.rowid"
-                f" WHERE memory_fts MATCH ? AND ({candidates.sql})"
-                f" ORDER BY {order}, m.id DESC LIMIT ?",
-                (match, *candidates.params, *order_params, limit),
+                f"SELECT memory_fts.rowid, {order} AS score FROM memory_fts"
+                f" WHERE memory_fts MATCH ? AND {bm25.IN_ROWS.format(candidates.sql)}"
+                " ORDER BY score, memory_fts.rowid DESC LIMIT ?",
+                (*order_params, match, *candidates.params, limit),
             )
-        return [int(row[0]) for row in ranked]
+        return [(int(row[0]), -float(row[1])) for row in ranked]
 
     def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
         if not tokens or not ids:

@@ -924,6 +924,27 @@ class StoreContract(ContextContract):
             "m1",
         ]
 
+    def test_rank_text_scored_gives_bm25_best_first(self, env: Env) -> None:
+        """The scores the ``convex`` fusion weighs (docs/adr/0016): FTS5's bm25 negated."""
+        env.add("alpha alpha alpha gamma", space="a")
+        env.add("beta gamma delta", space="a")
+        env.add("gamma only here", space="b", title="Alpha")
+        env.add("nothing to see")
+        readable = Access(spaces=frozenset({"a"}))
+        with env.app.store.read() as tx:
+            for access in (Access(everything=True), readable):
+                where = MemoryFilter(access=access)
+                scored = tx.rank_text_scored(["alpha", "beta"], where, 10)
+                assert [id_ for id_, _ in scored] == tx.rank_text(["alpha", "beta"], where, 10)
+                scores = [score for _, score in scored]
+                assert all(score > 0 for score in scores)
+                assert scores == sorted(scores, reverse=True)
+            assert [
+                i for i, _ in tx.rank_text_scored(["alpha"], MemoryFilter(access=readable), 10)
+            ] == [1]
+            owner = tx.rank_text_scored(["alpha"], MemoryFilter(access=Access(everything=True)), 1)
+            assert [i for i, _ in owner] == [3]  # the title weighs 5
+
     @pytest.mark.parametrize(("query", "finds"), FTS_SYNTAX_QUERIES)
     def test_search_fts5_syntax_is_plain_text(self, env: Env, query: str, finds: bool) -> None:
         env.add(FTS_SYNTAX_TEXT, title="Plain")
@@ -933,8 +954,73 @@ class StoreContract(ContextContract):
         assert ids(result["results"]) == (["m1"] if finds else [])
 
     @pytest.mark.parametrize("query", ["", " ", "\t\n  "])
-    def test_search_needs_words(self, env: Env, query: str) -> None:
-        fails(env.g1, "memory.search", {"query": query}, "invalid_params.query", "query")
+    @pytest.mark.parametrize("query_mode", ["rfc", "natural"])
+    def test_search_needs_words(self, env: Env, query: str, query_mode: str) -> None:
+        params = {"query": query, "query_mode": query_mode}
+        fails(env.g1, "memory.search", params, "invalid_params.query", "query")
+
+    # -- query_mode (docs/adr/0015) ----------------------------------------------------------
+
+    def test_natural_queries_drop_stopwords(self, env: Env) -> None:
+        env.add("Caroline: Wow! Did you see that band?")
+        env.add("Caroline gave a speech at the school about her journey.")
+        env.add("When did you do that? What was it like?")
+        query = "When did Caroline give a speech at a school?"
+        # RFC mode: "when" and "did" count as much as a name, and find the short question.
+        assert sorted(search_ids(env.g1, query, query_mode="rfc")) == ["m1", "m2", "m3"]
+        natural = env.g1.call("memory.search", {"query": query, "query_mode": "natural"})
+        assert ids(natural["results"]) == ["m2", "m1"]
+        assert natural["results"][0]["fts_rank"] == 1
+        assert "speech" in natural["results"][0]["snippet"]
+
+    def test_natural_queries_split_words_at_punctuation(self, env: Env) -> None:
+        env.add("Caroline went to a support group for transgender people.")
+        env.add("A specific plan for the week.")
+        env.add("Nothing related here.")
+        assert search_ids(env.g1, "Caroline's", query_mode="rfc") == []  # the phrase "caroline s"
+        assert search_ids(env.g1, "Caroline's", query_mode="natural") == ["m1"]
+        assert search_ids(env.g1, "transgender-specific", query_mode="rfc") == []
+        assert sorted(search_ids(env.g1, "transgender-specific", query_mode="natural")) == [
+            "m1",
+            "m2",
+        ]
+
+    def test_a_natural_query_of_only_stopwords_searches_them(self, env: Env) -> None:
+        env.add("It is what it is.")
+        env.add("Zig pins the version.")
+        assert search_ids(env.g1, "what is it", query_mode="natural") == ["m1"]
+        assert search_ids(env.g1, "what is it", query_mode="natural") == search_ids(
+            env.g1, "what is it", query_mode="rfc"
+        )
+
+    @pytest.mark.parametrize(("query", "finds"), FTS_SYNTAX_QUERIES)
+    def test_natural_fts5_syntax_is_plain_text(self, env: Env, query: str, finds: bool) -> None:
+        """MEM-05 in natural mode: punctuation separates words, so only ``title:plain`` finds
+        more than in the RFC mode (its words, not a column filter)."""
+        env.add(FTS_SYNTAX_TEXT, title="Plain")
+        env.add("something else entirely")
+        result = env.g1.call("memory.search", {"query": query, "query_mode": "natural"})
+        assert result["mode"] == "fts"
+        assert ids(result["results"]) == (["m1"] if finds or query == "title:plain" else [])
+
+    def test_the_store_default_query_mode_comes_from_settings(self, env: Env) -> None:
+        env.add("Caroline went to a support group.")
+        assert search_ids(env.g1, "Caroline's") == []  # the RFC's mode by default
+        env.app.settings = MemorySettings(query_mode="natural")  # as a config reload does
+        assert search_ids(env.g1, "Caroline's") == ["m1"]
+        assert search_ids(env.g1, "Caroline's", query_mode="rfc") == []
+
+    def test_unknown_query_mode_or_fusion_is_refused(self, env: Env) -> None:
+        env.add("zig")
+        for param in ("query_mode", "fusion"):
+            fails(
+                env.g1,
+                "memory.search",
+                {"query": "zig", param: "bogus"},
+                "invalid_params.type",
+                param,
+            )
+        assert search_ids(env.g1, "zig", fusion="weighted") == ["m1"]  # no vectors: fts order
 
     # -- grants ------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ import attrs
 
 from ..ports import Clock, Embedder, EventSink, Store
 from ..registry import Registry
+from ..search_options import DEFAULT_FUSION, DEFAULT_QUERY_MODE
 
 __all__ = ["App", "MemorySettings", "NullEvents"]
 
@@ -21,6 +22,8 @@ class MemorySettings:
     max_versions: int = 20
     tombstone_days: int = 30
     min_similarity: float = 0.0
+    query_mode: str = DEFAULT_QUERY_MODE
+    fusion: str = DEFAULT_FUSION
     max_token_ttl: int = 86400
 
 

@@ -11,9 +11,18 @@ from typing import Any
 
 from .. import validation as v
 from ..errors import VenomError
+from ..fusion import FUSIONS, fuse_lists
 from ..grants import Access, Resource, check, readable_memories
 from ..ports import MemoryFilter, ReadTx, VectorSearch
-from ..ranking import LIST_DEPTH, SNIPPET_BYTES, bounded_snippet, cut_utf8, fuse, query_tokens
+from ..ranking import (
+    LIST_DEPTH,
+    QUERY_MODES,
+    SNIPPET_BYTES,
+    bounded_snippet,
+    cut_utf8,
+    preview,
+    search_terms,
+)
 from ..records import Hit, Memory, Principal
 from ..shapes import hit_json, memory_id
 from .app import App
@@ -93,13 +102,24 @@ def search_memories(
     importances: Sequence[str] | None = None,
     branch: str | None = None,
     mode: str = "auto",
+    query_mode: str | None = None,
+    fusion: str | None = None,
     limit: int = 10,
     query_vector: Sequence[float] | None = None,
     vectors: VectorSearch | None = None,
 ) -> dict[str, Any]:
     """Search. With an embedder, the caller embeds the query first (``query_vector``, off the
-    store's thread; ``None`` then means it failed or timed out) and passes the vector index."""
-    tokens = query_tokens(query)
+    store's thread; ``None`` then means it failed or timed out) and passes the vector index.
+
+    ``query_mode`` and ``fusion`` default to the store's ``search.query_mode`` and
+    ``search.fusion`` (docs/adr/0015, 0016)."""
+    query_mode = query_mode or app.settings.query_mode
+    fusion = fusion or app.settings.fusion
+    if query_mode not in QUERY_MODES:
+        raise VenomError.param("type", "query_mode", f"query_mode {query_mode!r} is unknown")
+    if fusion not in FUSIONS:
+        raise VenomError.param("type", "fusion", f"fusion {fusion!r} is unknown")
+    tokens = search_terms(query, query_mode)
     if mode == "vector" and app.embedder is None:
         raise VenomError("unsupported.embeddings_off", "mode vector needs embeddings on")
     if mode == "vector" and query_vector is None:
@@ -119,14 +139,17 @@ def search_memories(
         use_vectors = mode != "fts" and query_vector is not None and vectors is not None
         # Without a vector list, the first `limit` of the full-text list are the results.
         depth = LIST_DEPTH if use_vectors else limit
-        fts_ids = [] if mode == "vector" else tx.rank_text(tokens, where, depth)
+        fts_hits = [] if mode == "vector" else tx.rank_text_scored(tokens, where, depth)
+        fts_ids, fts_scores = [i for i, _ in fts_hits], dict(fts_hits)
+        # Fusion is for two lists: one list alone is RRF over it, as section 5 scores it.
+        how = fusion if use_vectors and mode != "vector" else "rrf"
         vector_hits: list[tuple[int, float]] = []
         if use_vectors and vectors is not None and query_vector is not None:
             vector_hits = vectors.nearest(
                 query_vector, _vector_filter(tx, where), LIST_DEPTH, app.settings.min_similarity
             )
         while True:
-            fused = fuse(fts_ids, [i for i, _ in vector_hits], dict(vector_hits), limit=limit)
+            fused = fuse_lists(how, fts_ids, vector_hits, limit=limit, fts_scores=fts_scores)
             memories = {f.id: tx.get_memory(f.id) for f in fused}
             # The vector index can be a step behind this snapshot: drop what it still holds
             # for a memory that is gone or no longer passes the filter, and fuse again.
@@ -145,7 +168,7 @@ def search_memories(
             hit_json(
                 Hit(
                     memory=memory,
-                    snippet=snippets.get(f.id) or _preview(memory),
+                    snippet=snippets.get(f.id) or preview(memory.content),
                     score=f.score,
                     fts_rank=f.fts_rank,
                     vector_rank=f.vector_rank,

