@@ -55,8 +55,8 @@ def test_tables_fit_and_never_split_a_word_that_must_stay_whole(
     name: str, verb: Verb, result: dict[str, Any], params: dict[str, Any], width: int
 ) -> None:
     text = shown(verb, result, params, width)
-    if verb.name == "skill":
-        return  # printed as generated, line for line
+    if verb.name in ("skill", "memory.context"):
+        return  # printed as generated, line for line (a hook pipes the context into a session)
     lines = text.splitlines()
     assert all(len(line) <= width for line in lines), name
     words = set(re.findall(r"[\w./-]+", text))
