@@ -113,10 +113,10 @@ def test_mem_01_cli_and_mcp_come_from_one_manifest() -> None:
             assert isinstance(command, click.Group)
             command = command.commands[path[1]]
         assert command.help == verb.summary
-        if verb.local:
-            assert verb.name.replace("_", "_u").replace(".", "_d") not in catalog
-            continue
         tool = verb.name.replace("_", "_u").replace(".", "_d")
+        if verb.local or verb.name == "stop":  # stop is the human's, never an agent's tool
+            assert tool not in catalog
+            continue
         expected_tools.add(tool)
         spec = catalog[tool]
         assert spec.verb.name == verb.name
