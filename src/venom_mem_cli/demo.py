@@ -119,7 +119,7 @@ def tour(t: Tour) -> None:
 NEXT_STEPS = f"""
 Next steps
   Install it for daily use:   pipx install {CHECKOUT}   (or: uv tool install {CHECKOUT})
-  Set it up for your harnesses:   venom-mem setup
+  Set it up for your harnesses:   venom-mem setup claude-code codex opencode
   Then see what it can do:   venom-mem --help   and   docs/mcp-setup.md
 """
 
