@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import apsw
 
@@ -18,7 +19,7 @@ def test_racing_updates_one_wins(world: World) -> None:
     token = world.add_client("claude-code")
     added = world.ok("memory", "add", "--space", "user", "--content", "base", token=token)
 
-    def update(n: int) -> tuple[int, dict[str, object]]:
+    def update(n: int) -> tuple[int, dict[str, Any]]:
         r = world.run("memory", "update", "--id", added["id"], "--revision", "1",
                       "--content", f"edit {n}", "--json", token=token)  # fmt: skip
         return r.code, r.json
@@ -42,9 +43,11 @@ def test_racing_updates_one_wins(world: World) -> None:
 def test_racing_adds_make_one_row(world: World) -> None:
     token = world.add_client("claude-code")
 
-    def add(_: int) -> dict[str, object]:
-        return world.ok("memory", "add", "--space", "user", "--content", "same text",
-                        token=token)  # fmt: skip
+    def add(_: int) -> dict[str, Any]:
+        out: dict[str, Any] = world.ok(
+            "memory", "add", "--space", "user", "--content", "same text", token=token
+        )
+        return out
 
     with ThreadPoolExecutor(16) as pool:
         results = list(pool.map(add, range(16)))

@@ -123,7 +123,7 @@ def test_idle_exit_not_while_connected_and_restart_after(world: World) -> None:
 
 def test_owner_below_a_manager_launches_nothing(world: World) -> None:
     for marker in ({"VENOM_MANAGER": "1"}, {"VENOM_MEM_PRINCIPAL": "g4"}, {"VENOM_MANAGER": ""}):
-        result = world.run("memory", "list", "--json", token="@owner", **marker)
+        result = world.run("memory", "list", "--json", token="@owner", env_extra=marker)
         assert result.code == 4
         assert result.json["error"]["code"] == "denied.startup_context"
     assert not world.socket.exists()

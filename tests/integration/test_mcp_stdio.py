@@ -390,8 +390,8 @@ def test_setup_lines_in_the_docs_work(world: World) -> None:
         assert "project" not in argv  # user config, never a committed project file (T4)
         for i, word in enumerate(argv):
             if word in location:  # the world's own paths, passed on as setup promises
-                argv[i - 1 : i + 1] = [None, None]  # type: ignore[list-item]
-        argv = [w for w in argv if w is not None]
+                argv[i - 1 : i + 1] = ["", ""]
+        argv = [w for w in argv if w]
         secret = entry["token"].rsplit(".", 1)[1]
         normal = [
             w.replace(secret, "<secret>").replace(printed["executable"], DOC_VENOM_MEM)

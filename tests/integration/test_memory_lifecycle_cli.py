@@ -163,7 +163,7 @@ def test_kill_9_mid_stream_loses_no_acknowledged_add(world: World) -> None:
     writer.stdout.close()
     assert len(acked) >= 300
     # The next call starts a new daemon on the same store.
-    stored = set()
+    stored: set[str] = set()
     after = None
     while True:
         args = ["memory", "list", "--limit", "200"] + (["--after", after] if after else [])

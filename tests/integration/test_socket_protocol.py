@@ -156,7 +156,7 @@ def test_unknown_verb_and_bad_params(started: World) -> None:
     raw = Raw(started)
     raw.request({"id": 1, "verb": "hello", "params": {}})
     raw.reply()
-    cases = [
+    cases: list[tuple[dict[str, Any], str, str | None]] = [
         ({"verb": "memory.fly", "params": {}}, "unsupported.verb", None),
         ({"verb": "memory.search", "params": {"query": 5}}, "invalid_params.type", "query"),
         ({"verb": "memory.search", "params": {"query": "x", "limit": 101}},

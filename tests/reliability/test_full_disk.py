@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,7 +71,7 @@ def _fill(path: Path) -> int:
         os.close(fd)
 
 
-def _add(world: World, n: int) -> tuple[int, dict[str, object]]:
+def _add(world: World, n: int) -> tuple[int, dict[str, Any]]:
     result = world.run(
         "memory", "add", "--space", "disk", "--content", f"note {n} " + "words " * 200,
         "--json", token=OWNER,
@@ -78,7 +79,9 @@ def _add(world: World, n: int) -> tuple[int, dict[str, object]]:
     return result.code, json.loads(result.stdout)
 
 
-def _fill_until_writes_fail(world: World, filler: Path, acknowledged: dict[str, int]) -> dict:
+def _fill_until_writes_fail(
+    world: World, filler: Path, acknowledged: dict[str, int]
+) -> dict[str, Any]:
     _fill(filler)
     for n in range(len(acknowledged), len(acknowledged) + 2000):
         code, out = _add(world, n)
@@ -86,7 +89,8 @@ def _fill_until_writes_fail(world: World, filler: Path, acknowledged: dict[str, 
             acknowledged[str(out["id"])] = n
             continue
         assert code == 1, out
-        return out["error"]  # type: ignore[return-value]
+        error: dict[str, Any] = out["error"]
+        return error
     raise AssertionError("writes never failed on a full disk")
 
 
@@ -98,12 +102,12 @@ def _resume(world: World, filler: Path, acknowledged: dict[str, int]) -> float:
         if code == 0:
             acknowledged[str(out["id"])] = len(acknowledged)
             return time.monotonic() - freed
-        assert out["error"]["data"]["reason"] == "disk_full", out  # type: ignore[index]
+        assert out["error"]["data"]["reason"] == "disk_full", out
         assert time.monotonic() - freed < RESUME_WITHIN_S, "writes did not resume"
         time.sleep(0.05)
 
 
-def _check_disk_full_error(error: dict, store: Path) -> None:
+def _check_disk_full_error(error: Any, store: Path) -> None:
     assert error["code"] == "failed.store", error
     assert error["data"]["reason"] == "disk_full", error
     assert error["data"]["path"] == str(store)

@@ -110,7 +110,7 @@ def test_a_thousand_hostile_connections_neither_stall_nor_bloat_the_daemon(world
     time.sleep(2.5)
     before = rss_kib(pid)
     peak = before
-    latencies = []
+    latencies: list[float] = []
     with hostile(world, big["id"]) as (hostile_at_once, resets):
         started = time.monotonic()
         # At least SAMPLES rounds, and long enough for WAVES waves of resets and reconnects.

@@ -348,6 +348,8 @@ def check_cell(
         if code is not None:
             assert error["code"] == code, cell
         return
+    assert expect.right is not None
+    assert expect.resource is not None
     assert error == {
         "code": f"denied.{expect.right}",
         "message": f"principal {principal} lacks '{expect.right}' on {expect.resource}",

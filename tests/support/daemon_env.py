@@ -69,11 +69,12 @@ class World:
         token: str | None = None,
         timeout: float = 30,
         cwd: str | None = None,
+        env_extra: Mapping[str, str] | None = None,
         **extra: str,
     ) -> Result:
         proc = subprocess.run(
             [VENOM_MEM, *args],
-            env=self.environ(token, **extra),
+            env=self.environ(token, **{**extra, **(env_extra or {})}),
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -84,7 +85,7 @@ class World:
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
     def ok(self, *args: str, token: str | None = None, **extra: str) -> Any:
-        result = self.run(*args, "--json", token=token, **extra)
+        result = self.run(*args, "--json", token=token, env_extra=extra)
         assert result.code == 0, (args, result)
         return result.json
 

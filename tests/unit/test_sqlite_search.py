@@ -337,7 +337,7 @@ def test_one_pass_readable_ranking_is_the_builtin_bm25(store: SqliteStore) -> No
                 (match,),
             ).fetchall()
             ours = bm25.rank_readable(connection, match, Predicate("1"), 50)
-            assert ours == [(int(r), float(s)) for r, s in builtin]
+            assert ours == [(int(str(r)), float(str(s))) for r, s in builtin]
 
 
 def test_cached_corpus_size_follows_every_commit(tmp_path: Path) -> None:
