@@ -78,3 +78,27 @@ def test_the_readmes_in_process_example_runs_on_both_stores(tmp_path: Path) -> N
             me.call("memory.add", {"space": "user", "content": "Prefers small PRs."})
             hits = me.call("memory.search", {"query": "small PRs"})["results"]
             assert [h["snippet"] for h in hits] == ["Prefers small PRs."]
+
+
+def test_local_client_answers_every_manifest_verb_or_unsupported() -> None:
+    """In process, a verb only a daemon answers is ``unsupported.verb``, never a KeyError."""
+    from venom_mem_core import App, InMemoryStore, LocalClient, Principal, SystemClock
+    from venom_mem_core.errors import VenomError
+    from venom_mem_core.manifest import MANIFEST
+
+    owner = Principal(id="owner", label="owner")
+    codes: dict[str, str] = {}
+    with InMemoryStore() as store:
+        me = LocalClient(App(store=store, clock=SystemClock()), owner)
+        for verb in MANIFEST.verbs:
+            if verb.local or verb.name == "hello":
+                continue
+            try:
+                me.call(verb.name, {})
+            except VenomError as error:
+                codes[verb.name] = error.code
+    assert codes["ping"] == "unsupported.verb"
+    assert codes["doctor"] == "unsupported.verb"
+    assert "memory.list" not in codes  # the core's verbs answer
+    allowed = {"invalid_params", "not_found", "unsupported"}
+    assert {name: code for name, code in codes.items() if code.split(".")[0] not in allowed} == {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..errors import VenomError
 from ..records import Principal
 from . import context, memories, principals, search, sessions, spaces
 from .app import App
@@ -48,5 +49,13 @@ HANDLERS: Mapping[str, Callable[..., dict[str, Any]]] = {
 
 
 def call(app: App, who: Principal, verb: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Run a core verb with params already checked against the manifest."""
-    return HANDLERS[verb](app, who, **params)
+    """Run a core verb with params already checked against the manifest. A manifest verb
+    that only a daemon answers (ping, doctor, events, ...) is ``unsupported.verb`` here."""
+    handler = HANDLERS.get(verb)
+    if handler is None:
+        raise VenomError(
+            "unsupported.verb",
+            f"{verb} is answered by the daemon, not in process",
+            {"fix": "from venom_mem_adapters.client import connect  # and call it there"},
+        )
+    return handler(app, who, **params)
