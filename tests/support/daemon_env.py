@@ -84,8 +84,8 @@ class World:
         )
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
-    def ok(self, *args: str, token: str | None = None, **extra: str) -> Any:
-        result = self.run(*args, "--json", token=token, env_extra=extra)
+    def ok(self, *args: str, token: str | None = None, cwd: str | None = None, **extra: str) -> Any:
+        result = self.run(*args, "--json", token=token, cwd=cwd, env_extra=extra)
         assert result.code == 0, (args, result)
         return result.json
 
