@@ -200,7 +200,9 @@ def test_the_queued_requests_of_a_closed_connection_are_dropped(tmp_path: Any) -
     assert ran <= MAX_IN_FLIGHT_PER_CONNECTION
 
 
-def test_the_gate_serves_the_shortest_queue_first_then_in_turn() -> None:
+def gate_order(waves: list[list[tuple[str, int]]]) -> list[str]:
+    """The order a one-slot FairGate serves jobs in, while a holder keeps the slot until
+    every wave of ``(owner, n)`` jobs is queued (each wave a moment after the last)."""
     order: list[str] = []
 
     async def main() -> None:
@@ -218,42 +220,22 @@ def test_the_gate_serves_the_shortest_queue_first_then_in_turn() -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(holder)
             await anyio.sleep(0.01)
-            for n in range(4):
-                tg.start_soon(job, "deep", n)
-            await anyio.sleep(0.01)
-            tg.start_soon(job, "a", 0)
-            tg.start_soon(job, "b", 0)
-            await anyio.sleep(0.01)
-            release.set()
-
-    anyio.run(main)
-    # The deep pipeline queued first, yet the single requests of a and b go before it.
-    assert order == ["a0", "b0", "deep0", "deep1", "deep2", "deep3"]
-
-
-def test_the_gate_takes_turns_between_equal_pipelines() -> None:
-    order: list[str] = []
-
-    async def main() -> None:
-        gate = FairGate(1)
-        release = anyio.Event()
-
-        async def holder() -> None:
-            async with gate.slot("holder"):
-                await release.wait()
-
-        async def job(owner: str, n: int) -> None:
-            async with gate.slot(owner):
-                order.append(f"{owner}{n}")
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(holder)
-            await anyio.sleep(0.01)
-            for owner in ("x", "y"):
-                for n in range(3):
+            for wave in waves:
+                for owner, n in wave:
                     tg.start_soon(job, owner, n)
                 await anyio.sleep(0.01)
             release.set()
 
     anyio.run(main)
+    return order
+
+
+def test_the_gate_serves_the_shortest_queue_first_then_in_turn() -> None:
+    order = gate_order([[("deep", n) for n in range(4)], [("a", 0), ("b", 0)]])
+    # The deep pipeline queued first, yet the single requests of a and b go before it.
+    assert order == ["a0", "b0", "deep0", "deep1", "deep2", "deep3"]
+
+
+def test_the_gate_takes_turns_between_equal_pipelines() -> None:
+    order = gate_order([[("x", n) for n in range(3)], [("y", n) for n in range(3)]])
     assert order == ["x0", "y0", "x1", "y1", "x2", "y2"]
