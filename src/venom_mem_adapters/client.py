@@ -358,19 +358,30 @@ def connect(
         attempt += 1
 
 
-def _find(
-    locator: DaemonLocator, may_start: bool, deadline: float
-) -> tuple[str, tuple[socket.socket, int], bool]:
-    """The socket to say hello on: ours, the store's recorded one, or a new daemon's."""
+def _serving(
+    locator: DaemonLocator, deadline: float
+) -> tuple[str, tuple[socket.socket, int]] | None:
+    """A daemon that answers at our own socket, else at the one the store's record names."""
     path = locator.socket()
     found = open_trusted(path, deadline)
     if found is not None:
-        return path, found, False
+        return path, found
     recorded = locator.recorded_socket()
     if recorded is not None:
         found = open_trusted(recorded, deadline)
         if found is not None:
-            return recorded, found, False
+            return recorded, found
+    return None
+
+
+def _find(
+    locator: DaemonLocator, may_start: bool, deadline: float
+) -> tuple[str, tuple[socket.socket, int], bool]:
+    """The socket to say hello on: ours, the store's recorded one, or a new daemon's."""
+    serving = _serving(locator, deadline)
+    if serving is not None:
+        return (*serving, False)
+    path = locator.socket()
     if not may_start:
         raise VenomError(
             "unavailable.not_running",
@@ -405,14 +416,9 @@ def _start_and_connect(locator: DaemonLocator, path: str) -> tuple[str, tuple[so
         patience = deadline if word in ("ready", "elsewhere") else time.monotonic() + 0.5
         patience = min(patience, deadline)
         while True:
-            found = open_trusted(path, deadline)
-            if found is not None:
-                return path, found
-            recorded = locator.recorded_socket()
-            if recorded is not None:
-                found = open_trusted(recorded, deadline)
-                if found is not None:
-                    return recorded, found
+            serving = _serving(locator, deadline)
+            if serving is not None:
+                return serving
             if time.monotonic() >= patience:
                 break
             time.sleep(0.005)
