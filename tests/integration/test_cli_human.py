@@ -338,6 +338,32 @@ def test_the_readme_terminal_commands_run_as_written(world: World) -> None:
         assert result.code == 0, (line, result)
 
 
+def test_the_readme_python_blocks_run_as_written(world: World, tmp_path: Path) -> None:
+    """Every ```python block of README.md, run as it stands in a fresh interpreter: the first
+    against the world's daemon (started on demand) as a client, the second in process on a
+    store of its own (its temporary directory under this test's)."""
+    import sys
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```$", readme, re.M | re.S)
+    assert len(blocks) >= 2
+    token = world.add_client("python")
+    for block in blocks:
+        proc = subprocess.run([sys.executable, "-c", block], env=world.environ(token,
+                              TMPDIR=str(tmp_path)), cwd=world.root, capture_output=True,
+                              text=True, timeout=60, check=False)  # fmt: skip
+        assert (proc.returncode, proc.stderr) == (0, ""), (block, proc)
+    [hit] = world.ok("memory", "search", "--query", "small PRs", token=OWNER)["results"]
+    assert hit["author"]["label"] == "python"  # the client's call, through the daemon
+    [own] = tmp_path.glob("*/store.db")
+    from venom_mem_adapters.sqlite import SqliteStore
+
+    with SqliteStore.open(str(own)) as store, store.read() as tx:
+        stored = tx.get_memory(1)  # stored in process, on a file of its own
+    assert stored is not None
+    assert stored.content == "Prefers small PRs."
+
+
 def test_make_demo_tells_the_story_in_human_output_and_ends_with_next_steps() -> None:
     import sys
 
