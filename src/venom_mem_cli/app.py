@@ -1,5 +1,8 @@
 """The rich-click application, generated from the manifest: one group per noun, one command
-per verb, one option per param, help text from the summaries and examples under each verb.
+per verb (local ones too), one option per param, help text from the summaries and examples
+under each verb. The options are for help, usage and completion only: a command hands its
+words to the manifest's parser and runner (:func:`.run.run_command`), as the ``--json``
+path does without building this tree (ADR 0027).
 
 Help is rich-click's own (RichGroup, RichCommand): panels at the terminal's width, colour
 only on a terminal and never with NO_COLOR (rich decides both). Completion is click's
@@ -38,8 +41,6 @@ click.rich_click.STYLE_OPTIONS_TABLE_BOX = "SIMPLE"
 click.rich_click.OPTIONS_PANEL_TITLE = "Options"
 click.rich_click.ERRORS_EPILOGUE = ""
 
-# The words this process was run with, for fixes that repeat the command (run_app sets it).
-COMMAND_LINE: list[str] = []
 FULL_TIMES_HELP = "Show times in full (RFC 3339 UTC) instead of relative local times"
 
 
@@ -143,8 +144,8 @@ class VerbCommand(click.RichCommand):
         return []
 
     def run_verb(self, **_shown: Any) -> int:  # click passes what it parsed for --help
-        words = get_current_context().meta[_WORDS]
-        return run_command(self.verb, words, os.environ, COMMAND_LINE)
+        ctx = get_current_context()  # ctx.obj: the whole command line, for fixes that repeat it
+        return run_command(self.verb, ctx.meta[_WORDS], os.environ, ctx.obj)
 
 
 _WORDS = "venom_mem.words"
@@ -250,7 +251,7 @@ def _attach_bare(group: click.RichGroup, verb: Verb) -> None:
     def callback(ctx: click.Context, json_output: bool) -> int | None:
         if ctx.invoked_subcommand is not None:
             return None
-        return run_command(verb, ["--json"] if json_output else [], os.environ, COMMAND_LINE)
+        return run_command(verb, ["--json"] if json_output else [], os.environ, ctx.obj)
 
     group.callback = callback
     group.params.append(click.Option(["--json", "json_output"], is_flag=True, help="Print JSON"))
@@ -281,9 +282,10 @@ def usage_error(error: usage.UsageError) -> VenomError:
 
 
 def run_app(argv: Sequence[str]) -> None:
-    COMMAND_LINE[:] = argv
     try:
-        code = build_cli().main(args=list(argv), prog_name="venom-mem", standalone_mode=False)
+        code = build_cli().main(
+            args=list(argv), prog_name="venom-mem", standalone_mode=False, obj=list(argv)
+        )
     except usage.NoArgsIsHelpError as error:
         error.show()
         sys.exit(error.exit_code)

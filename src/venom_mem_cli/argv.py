@@ -1,12 +1,15 @@
-"""Command-line words to a verb and its params, from the manifest (CONTRACT section 6).
+"""Command-line words to a verb and its params, from the manifest (CONTRACT section 6):
+the CLI's one parser. The ``--json`` path calls it straight away and the rich-click commands
+hand it their words (ADR 0027), so flag text becomes values here and nowhere else.
 
 Strings are taken as given, integers parsed, booleans ``--x=true|false`` or bare ``--x``,
 arrays and objects JSON text. Standard library only: the ``--json`` path uses this.
 
-Habits beyond CONTRACT section 6 (ADR 0014), the same in both parsers: an array of strings
-also takes ``a,b`` and a repeated singular flag (``--tag zig --tag build``); grants take
-``--grant read:*`` repeated; ``--content -`` reads standard input and ``--content-file PATH``
-a file, so the text isn't bounded by the kernel's argv limit.
+Habits beyond CONTRACT section 6 (ADR 0014): an array of strings also takes ``a,b`` and a
+repeated singular flag (``--tag zig --tag build``); grants take ``--grant read:*`` repeated;
+``--content -`` reads standard input and ``--content-file PATH`` a file, so the text isn't
+bounded by the kernel's argv limit. Bare words are the items of a verb's first param when it
+is a required array of strings (``setup claude-code codex``, ADR 0027).
 """
 
 from __future__ import annotations
