@@ -26,7 +26,7 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.manifest_types import Param, Verb
 
-from .argv import Extra, extra_flags, positional
+from .argv import FILE_PARAMS, Extra, extra_flags, positional
 from .entry import HELP_FLAGS
 from .helptext import example_epilog, json_example
 from .here import HERE_FLAG, HERE_HELP, HERE_VERBS
@@ -59,7 +59,7 @@ def _help(verb: Verb, param: Param) -> str:
         items = param.type.items
         if items is not None and items.kind == "string":
             help_text += ", or a,b"
-    if param.name in ("content",):
+    if param.name in FILE_PARAMS:
         help_text += "; - reads standard input"
     if param.required:
         help_text += " [required]"
