@@ -1,5 +1,8 @@
 """The rich-click application, generated from the manifest: one group per noun, one command
-per verb, one option per param, help text from the summaries and examples under each verb.
+per verb (local ones too), one option per param, help text from the summaries and examples
+under each verb. The options are for help, usage and completion only: a command hands its
+words to the manifest's parser and runner (:func:`.run.run_command`), as the ``--json``
+path does without building this tree (ADR 0027).
 
 Help is rich-click's own (RichGroup, RichCommand): panels at the terminal's width, colour
 only on a terminal and never with NO_COLOR (rich decides both). Completion is click's
@@ -11,10 +14,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import rich_click as click
 from click import exceptions as usage
+from click import get_current_context
 from click.shell_completion import CompletionItem
 
 import venom_mem_core
@@ -22,11 +26,11 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.manifest_types import Param, Verb
 
-from .argv import CLI_FLAGS, Extra, add_extra, convert, extra_flags, missing_value
-from .harness_setup import HARNESSES
+from .argv import FILE_PARAMS, Extra, extra_flags, positional
+from .entry import HELP_FLAGS
 from .helptext import example_epilog, json_example
 from .here import HERE_FLAG, HERE_HELP, HERE_VERBS
-from .run import call_daemon, print_error, print_json, result_exit_code, situate
+from .run import print_error, print_json, run_command
 
 __all__ = ["build_cli", "run_app"]
 
@@ -37,8 +41,6 @@ click.rich_click.STYLE_OPTIONS_TABLE_BOX = "SIMPLE"
 click.rich_click.OPTIONS_PANEL_TITLE = "Options"
 click.rich_click.ERRORS_EPILOGUE = ""
 
-# The words this process was run with, for fixes that repeat the command (run_app sets it).
-COMMAND_LINE: list[str] = []
 FULL_TIMES_HELP = "Show times in full (RFC 3339 UTC) instead of relative local times"
 
 
@@ -57,7 +59,7 @@ def _help(verb: Verb, param: Param) -> str:
         items = param.type.items
         if items is not None and items.kind == "string":
             help_text += ", or a,b"
-    if param.name in ("content",):
+    if param.name in FILE_PARAMS:
         help_text += "; - reads standard input"
     if param.required:
         help_text += " [required]"
@@ -126,74 +128,48 @@ def _meta(param: Param) -> str:
     }.get(param.type.kind, "TEXT")
 
 
-def _fail(error: VenomError, *, as_json: bool) -> NoReturn:
-    if as_json:
-        print_json({"error": error.to_json()})
-    else:
-        print_error(error)
-    sys.exit(error.exit_code)
+class VerbCommand(click.RichCommand):
+    """One verb's command. Its options are there for help, usage and completion: a call
+    hands its words to the manifest's parser (:func:`.argv.parse_words`), which is the one
+    place flag text becomes values, for this path and the ``--json`` path alike."""
+
+    def __init__(self, verb: Verb, **kwargs: Any) -> None:
+        super().__init__(callback=self.run_verb, **kwargs)
+        self.verb = verb
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_WORDS] = list(args)
+        if ctx.resilient_parsing or HELP_FLAGS.intersection(args):
+            return super().parse_args(ctx, args)  # completion, or --help: click's own
+        return []
+
+    def run_verb(self, **_shown: Any) -> int:  # click passes what it parsed for --help
+        ctx = get_current_context()  # ctx.obj: the whole command line, for fixes that repeat it
+        return run_command(self.verb, ctx.meta[_WORDS], os.environ, ctx.obj)
 
 
-def _params(verb: Verb, raw: dict[str, Any]) -> dict[str, Any]:
-    """The click values as the verb's params, habit flags folded in as argv.py does."""
-    extras = {e.dest: e for e in extra_flags(verb)}
-    params: dict[str, Any] = {}
-    for name, value in raw.items():
-        if value is None or name in extras:
-            continue
-        param = verb.param(name)
-        if param is not None:
-            params[name] = convert(param, value)
-    for dest, extra in extras.items():
-        values = raw.get(dest)
-        if not values:
-            continue
-        for value in values if extra.repeat else (values,):
-            add_extra(params, extra, value)
-    return params
+_WORDS = "venom_mem.words"
 
 
-def _invoke(verb: Verb, raw: dict[str, Any], as_json: bool, *, full_times: bool = False) -> None:
-    here = bool(raw.pop("here", False))
-    try:
-        params = _params(verb, raw)
-        if here:
-            from .here import apply_here
-
-            params = apply_here(verb.name, params)
-        result = call_daemon(verb, params, os.environ)
-    except VenomError as error:
-        _fail(situate(error, verb, os.environ, COMMAND_LINE), as_json=as_json)
-    if as_json:
-        print_json(result)
-    else:
-        from .render import render
-
-        render(verb, result, full_times=full_times, params=params)
-    code = result_exit_code(verb, result)
-    if code:
-        sys.exit(code)
-
-
-def _command(verb: Verb, name: str) -> click.RichCommand:
-    def callback(**raw: Any) -> None:
-        as_json = bool(raw.pop("json_output", False))
-        full_times = bool(raw.pop("full_times", False))
-        for param_name, value in raw.items():
-            if value in CLI_FLAGS and (param := verb.param(param_name)) is not None:
-                # "--limit --json": click took --json as the value; the caller wanted JSON.
-                _fail(missing_value(param), as_json=True)
-        if verb.name == "events" and _follow(verb, raw, as_json, full_times):
-            return
-        _invoke(verb, raw, as_json, full_times=full_times)
-
-    command = click.RichCommand(
+def _command(verb: Verb, name: str) -> VerbCommand:
+    command = VerbCommand(
+        verb,
         name=name,
-        callback=callback,
         help=verb.summary,
         short_help=_short(verb),
         epilog=_epilog(verb),
     )
+    bare = positional(verb)
+    if bare is not None:  # bare words are its items: setup claude-code codex
+        choices = bare.type.items.choices if bare.type.items is not None else ()
+        words = click.Argument(
+            [bare.name + "_words"],  # a name of its own: click warns when two share one
+            nargs=-1,
+            type=click.Choice(choices) if choices else None,
+            metavar=None if choices else bare.name.upper() + "...",
+        )
+        words.opts = [bare.name]  # what the help shows
+        command.params.append(words)
     options = [_option(verb, param) for param in verb.params]
     options += [_extra_option(extra) for extra in extra_flags(verb)]
     if verb.name in HERE_VERBS:
@@ -227,116 +203,6 @@ def _epilog(verb: Verb) -> Any:
     return epilog
 
 
-# -- events --follow streams until interrupted; the loop is in follow.py -----------------------
-
-
-def _follow(verb: Verb, raw: dict[str, Any], as_json: bool, full_times: bool) -> bool:
-    """Run ``events --follow`` and exit; ``False`` when ``--follow`` wasn't asked for."""
-    from .follow import run_follow, wants_follow
-
-    if not wants_follow(verb, raw):
-        return False
-    sys.exit(run_follow(verb, raw, as_json, os.environ, full_times=full_times))
-
-
-# -- local verbs: they run in this process -----------------------------------------------------
-
-
-def _serve_command() -> click.RichCommand:
-    @click.command(name="serve", help=MANIFEST.verb("serve").summary)  # type: ignore[union-attr]
-    @click.option("--on-demand", is_flag=True, hidden=True)
-    @click.option("--status-fd", type=int, default=None, hidden=True)
-    def serve(on_demand: bool, status_fd: int | None) -> None:
-        from .bootstrap import run_serve
-
-        sys.exit(run_serve(os.environ, on_demand=on_demand, status_fd=status_fd))
-
-    return serve
-
-
-def _mcp_command() -> click.RichCommand:
-    @click.command(name="mcp", help=MANIFEST.verb("mcp").summary)  # type: ignore[union-attr]
-    def mcp() -> None:
-        from venom_mem_adapters.mcp_server import run_stdio
-
-        run_stdio(os.environ)
-
-    return mcp
-
-
-def _restart_command() -> click.RichCommand:
-    @click.command(name="restart", help=MANIFEST.verb("restart").summary)  # type: ignore[union-attr]
-    @click.option("--json", "json_output", is_flag=True, help="Print one line of JSON")
-    def restart(json_output: bool) -> None:
-        from .lifecycle import restart_daemon
-
-        try:
-            result = restart_daemon(os.environ)
-        except VenomError as error:
-            verb = MANIFEST.verb("restart")
-            _fail(situate(error, verb, os.environ, COMMAND_LINE), as_json=json_output)
-        if json_output:
-            print_json(result)
-        else:
-            from .render import render
-
-            render(MANIFEST.verb("restart"), result)  # type: ignore[arg-type]
-
-    return restart
-
-
-def _setup_command() -> click.RichCommand:
-    verb = MANIFEST.verb("setup")
-    assert verb is not None
-    replace = verb.param("replace")
-    assert replace is not None
-
-    @click.command(name="setup", help=verb.summary)
-    @click.argument("harnesses", nargs=-1, required=True, type=click.Choice(HARNESSES))
-    @click.option("--replace", is_flag=True, help=replace.summary)
-    @click.option("--json", "json_output", is_flag=True, help="Print one line of JSON")
-    def setup(harnesses: tuple[str, ...], replace: bool, json_output: bool) -> None:
-        from .harness_setup import render_setup, run_setup
-
-        try:
-            result = run_setup(harnesses, replace=replace, environ=os.environ)
-        except VenomError as error:  # its fixes already name the setup command to run
-            _fail(error, as_json=json_output)
-        if json_output:
-            print_json(result)
-        else:
-            sys.stdout.write(render_setup(result))
-
-    return setup
-
-
-def _ui_command() -> click.RichCommand:
-    verb = MANIFEST.verb("ui")
-    assert verb is not None
-
-    @click.command(name="ui", help=verb.summary)
-    @click.option("--port", "port", type=int, default=0, help=verb.params[0].summary)
-    def ui(port: int) -> None:
-        from venom_mem_adapters.web.serve import run_ui
-
-        try:
-            code = run_ui(os.environ, port=port)
-        except VenomError as error:
-            _fail(error, as_json=False)
-        sys.exit(code)
-
-    return ui
-
-
-LOCAL_COMMANDS: dict[str, Callable[[], click.RichCommand]] = {
-    "serve": _serve_command,
-    "mcp": _mcp_command,
-    "restart": _restart_command,
-    "setup": _setup_command,
-    "ui": _ui_command,
-}
-
-
 def build_cli() -> click.RichGroup:
     """The whole command tree, from the manifest."""
     root = click.RichGroup(
@@ -348,13 +214,6 @@ def build_cli() -> click.RichGroup:
     groups: dict[str, click.RichGroup] = {}
     for verb in MANIFEST.verbs:
         if verb.name == "hello":
-            continue
-        if verb.local:
-            make = LOCAL_COMMANDS.get(verb.name)
-            if make is not None:
-                command = make()
-                command.short_help = _short(verb)
-                root.add_command(command)
             continue
         if verb.noun is None:
             if root.commands.get(verb.name) is None:
@@ -389,9 +248,10 @@ def build_cli() -> click.RichGroup:
 
 def _attach_bare(group: click.RichGroup, verb: Verb) -> None:
     @click.pass_context
-    def callback(ctx: click.Context, json_output: bool) -> None:
-        if ctx.invoked_subcommand is None:
-            _invoke(verb, {}, json_output)
+    def callback(ctx: click.Context, json_output: bool) -> int | None:
+        if ctx.invoked_subcommand is not None:
+            return None
+        return run_command(verb, ["--json"] if json_output else [], os.environ, ctx.obj)
 
     group.callback = callback
     group.params.append(click.Option(["--json", "json_output"], is_flag=True, help="Print JSON"))
@@ -422,14 +282,20 @@ def usage_error(error: usage.UsageError) -> VenomError:
 
 
 def run_app(argv: Sequence[str]) -> None:
-    COMMAND_LINE[:] = argv
     try:
-        code = build_cli().main(args=list(argv), prog_name="venom-mem", standalone_mode=False)
+        code = build_cli().main(
+            args=list(argv), prog_name="venom-mem", standalone_mode=False, obj=list(argv)
+        )
     except usage.NoArgsIsHelpError as error:
         error.show()
         sys.exit(error.exit_code)
     except usage.UsageError as error:
-        _fail(usage_error(error), as_json="--json" in argv)
+        failed = usage_error(error)
+        if "--json" in argv:
+            print_json({"error": failed.to_json()})
+        else:
+            print_error(failed)
+        sys.exit(failed.exit_code)
     except usage.Abort:
         sys.exit(130)  # interrupted, as a shell reports SIGINT
     sys.exit(code if isinstance(code, int) else 0)

@@ -1,12 +1,15 @@
-"""Command-line words to a verb and its params, from the manifest (CONTRACT section 6).
+"""Command-line words to a verb and its params, from the manifest (CONTRACT section 6):
+the CLI's one parser. The ``--json`` path calls it straight away and the rich-click commands
+hand it their words (ADR 0027), so flag text becomes values here and nowhere else.
 
 Strings are taken as given, integers parsed, booleans ``--x=true|false`` or bare ``--x``,
 arrays and objects JSON text. Standard library only: the ``--json`` path uses this.
 
-Habits beyond CONTRACT section 6 (ADR 0014), the same in both parsers: an array of strings
-also takes ``a,b`` and a repeated singular flag (``--tag zig --tag build``); grants take
-``--grant read:*`` repeated; ``--content -`` reads standard input and ``--content-file PATH``
-a file, so the text isn't bounded by the kernel's argv limit.
+Habits beyond CONTRACT section 6 (ADR 0014): an array of strings also takes ``a,b`` and a
+repeated singular flag (``--tag zig --tag build``); grants take ``--grant read:*`` repeated;
+``--content -`` reads standard input and ``--content-file PATH`` a file, so the text isn't
+bounded by the kernel's argv limit. Bare words are the items of a verb's first param when it
+is a required array of strings (``setup claude-code codex``, ADR 0027).
 """
 
 from __future__ import annotations
@@ -34,7 +37,10 @@ __all__ = [
     "item",
     "missing_value",
     "parse_argv",
+    "parse_words",
+    "positional",
     "read_text_file",
+    "split_command",
 ]
 
 # Flags that belong to the CLI, not to a verb's params. ``--full-times`` only changes human
@@ -80,12 +86,19 @@ def extra_flags(verb: Verb) -> list[Extra]:
     names = {p.name for p in verb.params}
     extras: list[Extra] = []
     for param in verb.params:
-        single = param.name[:-1]
-        if param.type.kind == "array" and param.name.endswith("s") and single not in names:
+        single = singular(param.name)
+        if param.type.kind == "array" and single != param.name and single not in names:
             extras.append(Extra("--" + single.replace("_", "-"), param, repeat=True))
         if param.name in FILE_PARAMS:
             extras.append(Extra(param.flag + "-file", param, repeat=False))
     return extras
+
+
+def singular(name: str) -> str:
+    """``tags`` -> ``tag``, ``branches`` -> ``branch``, ``harnesses`` -> ``harness``."""
+    if name.endswith(("ches", "shes", "sses", "xes")):
+        return name[:-2]
+    return name[:-1] if name.endswith("s") else name
 
 
 def read_text_file(param: Param, path: str) -> str:
@@ -177,6 +190,13 @@ def parse_argv(
     argv: Sequence[str], manifest: Manifest = MANIFEST
 ) -> tuple[Verb, dict[str, Any], set[str]]:
     """``memory add --space user --content hi --json`` -> (memory.add, params, {"--json"})."""
+    verb, words = split_command(argv, manifest)
+    params, cli_flags = parse_words(verb, words)
+    return verb, params, cli_flags
+
+
+def split_command(argv: Sequence[str], manifest: Manifest = MANIFEST) -> tuple[Verb, list[str]]:
+    """The verb the leading words name, and the words after them."""
     found = find_verb(argv, manifest)
     if found is None:
         raise VenomError(
@@ -185,17 +205,39 @@ def parse_argv(
             {"fix": "venom-mem --help"},
         )
     verb, used = found
+    return verb, list(argv[used:])
+
+
+def positional(verb: Verb) -> Param | None:
+    """The param that bare words fill, item by item: the first, when it is a required array
+    of strings (``setup claude-code codex``, ``memory context user``)."""
+    first = verb.params[0] if verb.params else None
+    if first is None or not first.required or first.type.kind != "array":
+        return None
+    items = first.type.items
+    return first if items is not None and items.kind == "string" else None
+
+
+def parse_words(verb: Verb, words: Sequence[str]) -> tuple[dict[str, Any], set[str]]:
+    """The words after the verb's name: its params (cli_only ones too, the caller acts on
+    them) and the CLI's own flags given (``--json``, ``--full-times``, ``--here``). The one
+    place where flag text becomes values: the rich-click commands hand their words here."""
     by_flag = {p.flag: p for p in verb.params}
     extras = {e.flag: e for e in extra_flags(verb)}
+    bare = positional(verb)
     params: dict[str, Any] = {}
     cli_flags: set[str] = set()
-    rest = list(argv[used:])
+    rest = list(words)
     i = 0
     while i < len(rest):
         word = rest[i]
         flag, eq, inline = word.partition("=")
         if flag in CLI_FLAGS and not eq:
             cli_flags.add(flag)
+            i += 1
+            continue
+        if bare is not None and not word.startswith("-"):
+            add_extra(params, Extra(bare.flag, bare, repeat=True), word)
             i += 1
             continue
         extra = extras.get(flag)
@@ -214,7 +256,7 @@ def parse_argv(
         if eq:
             value = inline
         elif param.type.kind == "boolean":
-            # Bare ``--x`` is true; ``--x true`` reads as the human path's parser reads it.
+            # Bare ``--x`` is true; ``--x true`` reads as ``--x=true``.
             if following is not None and following.lower() in TRUE_WORDS | FALSE_WORDS:
                 i += 1
                 value = following
@@ -228,7 +270,7 @@ def parse_argv(
             value = following
         params[param.name] = convert(param, value)
         i += 1
-    return verb, params, cli_flags
+    return params, cli_flags
 
 
 def add_extra(params: dict[str, Any], extra: Extra, value: str) -> None:

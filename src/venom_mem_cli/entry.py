@@ -12,29 +12,20 @@ __all__ = ["main"]
 HELP_FLAGS = {"-h", "--help"}
 
 
-def run_json(argv: Sequence[str]) -> int | None:
-    """Run a ``--json`` call; ``None`` hands the command to the rich-click application."""
+def run_json(argv: Sequence[str]) -> int:
+    """Run a ``--json`` call without the rich-click tree: the same parser and runner as a
+    rich-click command's (:func:`.run.run_command`), only not built first."""
     from venom_mem_core.errors import VenomError
 
-    from .argv import find_verb, parse_argv
-    from .run import call_daemon, print_json, result_exit_code, situate
+    from .argv import split_command
+    from .run import print_json, run_command
 
-    found = find_verb(argv)
-    if found is not None and (found[0].local or found[0].name == "events"):
-        return None
     try:
-        verb, params, flags = parse_argv(argv)
-        if "--here" in flags:
-            from .here import apply_here
-
-            params = apply_here(verb.name, params)
-        result = call_daemon(verb, params, os.environ)
-        print_json(result)
-        return result_exit_code(verb, result)
+        verb, words = split_command(argv)
     except VenomError as error:
-        situated = situate(error, found[0] if found else None, os.environ, argv)
-        print_json({"error": situated.to_json()})
+        print_json({"error": error.to_json()})
         return error.exit_code
+    return run_command(verb, words, os.environ, argv)
 
 
 def launched_serve(argv: Sequence[str]) -> int | None:
@@ -55,9 +46,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if served is not None:
         sys.exit(served)
     if "--json" in args and not HELP_FLAGS.intersection(args):
-        code = run_json(args)
-        if code is not None:
-            sys.exit(code)
+        sys.exit(run_json(args))
     from .app import run_app
 
     run_app(args)

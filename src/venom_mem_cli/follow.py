@@ -24,29 +24,14 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest_types import Verb
 from venom_mem_core.params import check_params
 
-from .argv import convert
-from .run import print_error, print_json
-
 if TYPE_CHECKING:
     from venom_mem_adapters.client import Connection
 
-__all__ = ["POLL_WAIT_MS", "follow", "run_follow", "wants_follow"]
+__all__ = ["POLL_WAIT_MS", "follow", "run_follow"]
 
 POLL_WAIT_MS = 20_000
 _RECONNECT_PAUSE_S = (0.1, 1.0)  # the first retry, and the longest pause between retries
 _LOST = ("unavailable.connection", "unavailable.not_running")
-
-
-def wants_follow(verb: Verb, raw: Mapping[str, Any]) -> bool:
-    """Whether the command line asked for ``--follow`` (a bad value is left to ``events``)."""
-    param = verb.param("follow")
-    value = raw.get("follow")
-    if param is None or value is None:
-        return False
-    try:
-        return convert(param, str(value)) is True
-    except VenomError:
-        return False
 
 
 def _write_line(obj: Mapping[str, Any], out: TextIO) -> None:
@@ -84,7 +69,7 @@ def follow(
     """Stream until interrupted (or ``max_calls`` replies, for tests). Raises VenomError."""
     from venom_mem_adapters.client import connect
 
-    base = {k: v for k, v in params.items() if k not in ("follow", "after")}
+    base = {k: v for k, v in params.items() if k != "after"}
     base.setdefault("wait_ms", POLL_WAIT_MS)
     cursor = params.get("after")
     calls = 0
@@ -125,20 +110,15 @@ def follow(
 
 def run_follow(
     verb: Verb,
-    raw: Mapping[str, Any],
+    params: Mapping[str, Any],
     as_json: bool,
     environ: Mapping[str, str],
     *,
     full_times: bool = False,
 ) -> int:
-    """The command: convert the flags, stream, and turn the outcome into an exit code."""
+    """The command: stream, and turn the end into an exit code. Raises VenomError."""
+    check_params(verb, params)  # a bad flag fails before any connection
     try:
-        params = {
-            name: convert(param, str(value))
-            for name, value in raw.items()
-            if value is not None and (param := verb.param(name)) is not None
-        }
-        check_params(verb, params)
         follow(verb, params, environ, write=_write_line if as_json else _human_line(full_times))
     except KeyboardInterrupt:
         return 130
@@ -148,14 +128,4 @@ def run_follow(
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except VenomError as error:
-        from .app import COMMAND_LINE
-        from .run import situate
-
-        error = situate(error, verb, environ, COMMAND_LINE)
-        if as_json:
-            print_json({"error": error.to_json()})
-        else:
-            print_error(error)
-        return error.exit_code
     return 0

@@ -18,10 +18,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from venom_mem_core.errors import VenomError
+from venom_mem_core.manifest import MANIFEST
 
 __all__ = ["HARNESSES", "registration", "run_setup", "venom_mem_path"]
 
-HARNESSES = ("claude-code", "codex", "opencode")
+
+def _setup_harnesses() -> tuple[str, ...]:
+    """The harnesses ``setup`` knows: the choices of its manifest param."""
+    verb = MANIFEST.verb("setup")
+    param = verb.param("harnesses") if verb is not None else None
+    items = param.type.items if param is not None else None
+    assert items is not None, "the manifest's setup verb takes harnesses"
+    return items.choices
+
+
+HARNESSES = _setup_harnesses()
 SERVER = "venom-mem"
 CLIENT_GRANTS = [{"right": "read", "scope": "*"}, {"right": "write", "scope": "*"}]
 # Variables that decide which store and config an adapter resolves. A harness launches

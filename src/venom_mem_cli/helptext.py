@@ -9,6 +9,8 @@ from typing import Any
 
 from venom_mem_core.manifest_types import Type, Verb
 
+from .argv import positional
+
 __all__ = ["command_line", "example_epilog", "json_example", "json_shape"]
 
 _RESULT_SHOWN = 90  # a result longer than this is left out of the help: it would wrap
@@ -40,10 +42,14 @@ def json_example(verb: Verb, name: str) -> str:
 
 
 def _words(verb: Verb, params: dict[str, Any]) -> list[str]:
-    words = ["venom-mem", *verb.name.split(".")]
+    bare = positional(verb)
+    items = params.get(bare.name) if bare is not None else None
+    words = ["venom-mem", *verb.name.split("."), *(items or [])]  # setup claude-code codex
     for name, value in params.items():
         param = verb.param(name)
         flag = param.flag if param is not None else "--" + name.replace("_", "-")
+        if param is not None and param is bare and items:
+            continue
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             words += [flag, ",".join(value)]  # the habit: --tags zig,build
         elif isinstance(value, list) and all(_is_grant(v) for v in value) and name == "grants":

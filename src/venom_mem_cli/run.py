@@ -1,6 +1,7 @@
-"""Run one verb against the daemon and turn the outcome into output and an exit code.
+"""Run one command line and turn the outcome into output and an exit code.
 
-Standard library only; shared by the ``--json`` path and the rich-click commands.
+Standard library only; shared by the ``--json`` path and the rich-click commands, which
+both hand the words after the verb's name to :func:`run_command`.
 """
 
 from __future__ import annotations
@@ -17,9 +18,60 @@ TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still s
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-__all__ = ["call_daemon", "print_error", "print_json", "result_exit_code", "situate"]
+__all__ = [
+    "call_daemon",
+    "print_error",
+    "print_json",
+    "result_exit_code",
+    "run_command",
+    "situate",
+]
 
 STOP_WAIT_S = 10.0  # a stopping daemon answers what is in flight (2 s at most), then exits
+
+
+def run_command(
+    verb: Verb, words: Sequence[str], environ: Mapping[str, str], argv: Sequence[str]
+) -> int:
+    """``verb`` with the words that follow its name on the command line ``argv``: parsed
+    by :func:`.argv.parse_words`, run (on the daemon, or here for a ``local`` verb or a
+    ``cli_only`` switch), printed as JSON with ``--json`` and for a person without."""
+    from .argv import parse_words
+
+    as_json = "--json" in words
+    try:
+        params, flags = parse_words(verb, words)
+        if "--here" in flags:
+            from .here import apply_here
+
+            params = apply_here(verb.name, params)
+        switches = [p.name for p in verb.params if p.cli_only and params.pop(p.name, False)]
+        full_times = "--full-times" in flags
+        if verb.local or switches:
+            from .local import LOCAL_VERBS, SWITCHES
+
+            if switches:
+                return SWITCHES[switches[0]](verb, params, environ, as_json, full_times)
+            outcome = LOCAL_VERBS[verb.name](check_params(verb, params), environ, as_json)
+            if isinstance(outcome, int):
+                return outcome
+            result = outcome
+        else:
+            result = call_daemon(verb, params, environ)
+    except VenomError as error:
+        situated = situate(error, verb, environ, argv)
+        if as_json:
+            print_json({"error": situated.to_json()})
+        else:
+            print_error(situated)
+        return error.exit_code
+    if as_json:
+        print_json(result)
+    else:
+        from .render import render
+
+        render(verb, result, full_times=full_times, params=params)
+    return result_exit_code(verb, result)
 
 
 def call_daemon(

@@ -918,7 +918,7 @@ SHARED_VERBS = (
                 Type("integer", min=0, max=60000),
                 default=0,
             ),
-            Param("follow", "Keep streaming new events (CLI)", BOOL, default=False),
+            Param("follow", "Keep streaming new events (CLI)", BOOL, default=False, cli_only=True),
         ),
         result=OPEN,
         right=None,

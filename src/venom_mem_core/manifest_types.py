@@ -117,17 +117,34 @@ class Field(_Frozen):
 
 
 class Param(_Frozen):
-    __slots__ = ("default", "name", "required", "summary", "type")
+    """One param. ``cli_only``: the command line's own switch (``events --follow``), which
+    the CLI acts on itself: never sent to the daemon, never an MCP tool's input."""
+
+    __slots__ = ("cli_only", "default", "name", "required", "summary", "type")
     name: str
     summary: str
     type: Type
     required: bool
     default: Any
+    cli_only: bool
 
     def __init__(
-        self, name: str, summary: str, type: Type, required: bool = False, default: Any = None
+        self,
+        name: str,
+        summary: str,
+        type: Type,
+        required: bool = False,
+        default: Any = None,
+        cli_only: bool = False,
     ) -> None:
-        self._set(name=name, summary=summary, type=type, required=required, default=default)
+        self._set(
+            name=name,
+            summary=summary,
+            type=type,
+            required=required,
+            default=default,
+            cli_only=cli_only,
+        )
 
     @property
     def flag(self) -> str:

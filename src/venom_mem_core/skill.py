@@ -42,13 +42,13 @@ def skill_verbs(manifest: Manifest = MANIFEST) -> list[Verb]:
 
 def _cli(verb: Verb, tool: str) -> str:
     words = verb.name.replace(".", " ")
-    if verb.param("follow") is not None:
-        words += " [--follow]"
+    for switch in (p for p in verb.params if p.cli_only):
+        words += f" [{switch.flag}]"
     return f"{tool} {words}"
 
 
 def _params(verb: Verb) -> str:
-    shown = [p for p in verb.params if p.name != "follow"]  # the CLI's switch, shown there
+    shown = [p for p in verb.params if not p.cli_only]  # the CLI's switches, shown there
     return ", ".join(p.name + ("*" if p.required else "") for p in shown)
 
 

@@ -338,6 +338,32 @@ def test_the_readme_terminal_commands_run_as_written(world: World) -> None:
         assert result.code == 0, (line, result)
 
 
+def test_the_readme_python_blocks_run_as_written(world: World, tmp_path: Path) -> None:
+    """Every ```python block of README.md, run as it stands in a fresh interpreter: the first
+    against the world's daemon (started on demand) as a client, the second in process on a
+    store of its own (its temporary directory under this test's)."""
+    import sys
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```$", readme, re.M | re.S)
+    assert len(blocks) >= 2
+    token = world.add_client("python")
+    for block in blocks:
+        proc = subprocess.run([sys.executable, "-c", block], env=world.environ(token,
+                              TMPDIR=str(tmp_path)), cwd=world.root, capture_output=True,
+                              text=True, timeout=60, check=False)  # fmt: skip
+        assert (proc.returncode, proc.stderr) == (0, ""), (block, proc)
+    [hit] = world.ok("memory", "search", "--query", "small PRs", token=OWNER)["results"]
+    assert hit["author"]["label"] == "python"  # the client's call, through the daemon
+    [own] = tmp_path.glob("*/store.db")
+    from venom_mem_adapters.sqlite import SqliteStore
+
+    with SqliteStore.open(str(own)) as store, store.read() as tx:
+        stored = tx.get_memory(1)  # stored in process, on a file of its own
+    assert stored is not None
+    assert stored.content == "Prefers small PRs."
+
+
 def test_make_demo_tells_the_story_in_human_output_and_ends_with_next_steps() -> None:
     import sys
 
@@ -414,3 +440,71 @@ def test_events_follow_prints_one_readable_line_per_event(world: World) -> None:
         r"\d\d:\d\d:\d\d  memory\.added  space:user  memory=m2 space=user revision=1\n", event
     )
     assert not any(line.startswith("{") for line in lines)
+
+
+USAGE_MISTAKES = [
+    (("memory", "search"), "invalid_params.missing", "query", "memory search needs --query"),
+    (("memory", "search", "--query", "x", "--limit", "ten"), "invalid_params.type", "limit",
+     "--limit takes an integer, got 'ten'"),
+    (("memory", "search", "--query", "x", "--bogus", "1"), "invalid_params.unknown", "bogus",
+     "memory.search has no option --bogus"),
+    (("memory", "search", "--query"), "invalid_params.missing", "query",
+     "--query needs a value"),
+    (("memory", "get", "--id", "m1", "--here"), "invalid_params.unknown", "here",
+     "memory.get has no option --here"),
+    (("events", "--follow", "--limit", "0"), "invalid_params.range", "limit",
+     "--limit must be at least 1"),
+    (("setup",), "invalid_params.missing", "harnesses", "setup needs --harnesses"),
+    (("ui", "--port", "99999"), "invalid_params.range", "port", "--port must be at most 65535"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "code", "param", "message"), USAGE_MISTAKES)
+def test_both_paths_read_a_mistake_alike_and_name_its_flag(
+    world: World, args: tuple[str, ...], code: str, param: str, message: str
+) -> None:
+    """One parser: the --json path and the rich-click commands give one mistake the same
+    code, param and message, and neither launches a daemon (CONTRACT section 3)."""
+    as_json = world.run(*args, "--json", token=OWNER)
+    assert as_json.code == 2, as_json
+    assert as_json.json["error"]["code"] == code
+    assert as_json.json["error"]["data"]["param"] == param
+    assert as_json.json["error"]["message"] == message
+    human = world.run(*args, token=OWNER)
+    assert human.code == 2, human
+    assert human.stderr.splitlines()[0] == f"error: {code}: {message}"
+    assert world.daemon_pid() is None
+
+
+@pytest.mark.parametrize("json_path", [True, False])
+def test_setup_takes_harnesses_as_words_or_flags(world: World, json_path: bool) -> None:
+    out = ("--json",) if json_path else ()
+    words = world.run("setup", "claude-code", "codex", *out)
+    flag = world.run("setup", "--harness", "opencode", *out)
+    assert (words.code, flag.code) == (0, 0), (words, flag)
+    again = world.run("setup", "codex", *out)
+    assert again.code == 5, again
+    fix = "venom-mem setup codex --replace  # old tokens stop working"
+    assert (again.json["error"]["data"]["fix"] if json_path else again.stderr).find(fix) >= 0
+    replaced = world.run("setup", "codex", "--replace", *out)
+    assert replaced.code == 0, replaced
+    if json_path:
+        assert [h["harness"] for h in words.json["harnesses"]] == ["claude-code", "codex"]
+        assert replaced.json["harnesses"][0]["token"] != words.json["harnesses"][1]["token"]
+    else:
+        assert "codex  (client codex, g" in words.stdout
+        assert "opencode mcp add venom-mem" in flag.stdout
+    bad = world.run("setup", "bogus", "--json")
+    assert (bad.code, bad.json["error"]["data"]["param"]) == (2, "harnesses")
+    clients = world.ok("client", "list", token=OWNER)["clients"]
+    assert sorted(c["client"] for c in clients) == ["claude-code", "codex", "opencode"]
+
+
+def test_local_verbs_and_cli_switches_are_the_manifests() -> None:
+    """The manifest says which verbs run in the CLI's process and which params are the
+    CLI's own; venom_mem_cli.local only says how each runs."""
+    from venom_mem_cli.local import LOCAL_VERBS, SWITCHES
+    from venom_mem_core.manifest import MANIFEST
+
+    assert set(LOCAL_VERBS) == {v.name for v in MANIFEST.verbs if v.local}
+    assert set(SWITCHES) == {p.name for v in MANIFEST.verbs for p in v.params if p.cli_only}

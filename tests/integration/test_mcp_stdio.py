@@ -25,7 +25,7 @@ from mcp import ClientSession
 from mcp import types as mcp_types
 
 from tests.support.daemon_env import World, pid_alive, wait_gone
-from tests.support.mcp_stdio import initialize_refusal, mcp_session
+from tests.support.mcp_stdio import EXCLUDED_VERBS, initialize_refusal, mcp_session
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.params import json_schema
 
@@ -40,7 +40,7 @@ def expected_tool_names() -> dict[str, str]:
     """Tool name to verb, written out from CONTRACT section 7 rather than imported."""
     names = {}
     for verb in MANIFEST.verbs:
-        if verb.local or verb.name in ("hello", "serve", "mcp", "stop"):
+        if verb.local or verb.name in EXCLUDED_VERBS:
             continue
         names[verb.name.replace("_", "_u").replace(".", "_d")] = verb.name
     return names

@@ -20,6 +20,7 @@ import pytest
 import rich_click as click
 
 from tests.support.daemon_env import VENOM_MEM, World
+from tests.support.mcp_stdio import EXCLUDED_VERBS
 from venom_mem_adapters.daemon.event_log import EventLog
 from venom_mem_adapters.daemon.ops.audit import AuditLog, read_entries
 from venom_mem_adapters.daemon.ops.doctor import Inputs, run_checks
@@ -113,20 +114,20 @@ def test_mem_01_cli_and_mcp_come_from_one_manifest() -> None:
             assert isinstance(command, click.Group)
             command = command.commands[path[1]]
         assert command.help == verb.summary
+        flags = {o for p in command.params if isinstance(p, click.Option) for o in p.opts}
+        own = {"--json", "--full-times"} | ({"--here"} if verb.name in HERE_VERBS else set())
+        habits = {e.flag for e in extra_flags(verb)}  # --tag, --grant, --content-file
+        assert flags - own == {p.flag for p in verb.params} | habits
         tool = verb.name.replace("_", "_u").replace(".", "_d")
-        if verb.local or verb.name == "stop":  # stop is the human's, never an agent's tool
+        if verb.local or verb.name in EXCLUDED_VERBS:
             assert tool not in catalog
             continue
         expected_tools.add(tool)
         spec = catalog[tool]
         assert spec.verb.name == verb.name
         assert spec.description == verb.summary
-        options = {p.name for p in command.params} - {"json_output", "full_times"}
-        if verb.name in HERE_VERBS:  # the CLI's own flag: the caller's cwd (ADR 0017)
-            options -= {"here"}
-        habits = {e.dest for e in extra_flags(verb)}  # --tag, --grant, --content-file
-        assert options == {p.name for p in verb.params} | habits
-        assert set(spec.input_schema["properties"]) == {p.name for p in verb.params} - {"follow"}
+        tool_params = {p.name for p in verb.params if not p.cli_only}
+        assert set(spec.input_schema["properties"]) == tool_params
     assert cli_paths == expected_cli
     assert set(catalog) == expected_tools
 

@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # n
 from mcp import Client
 from mcp import types as mcp_types
 
+from tests.support.mcp_stdio import EXCLUDED_VERBS
 from venom_mem_adapters.mcp.link import DaemonLink
 from venom_mem_adapters.mcp.server import ToolRunner, build_server
 from venom_mem_adapters.mcp.tools import build_catalog, tool_name, verb_name
@@ -46,11 +47,7 @@ def test_tool_names_follow_contract_section_7(verb: str, tool: str) -> None:
 
 
 def test_one_tool_per_daemon_verb() -> None:
-    expected = {
-        v.name
-        for v in MANIFEST.verbs
-        if not v.local and v.name not in ("hello", "serve", "mcp", "stop")
-    }
+    expected = {v.name for v in MANIFEST.verbs if not v.local and v.name not in EXCLUDED_VERBS}
     assert {spec.verb.name for spec in CATALOG.values()} == expected
     assert "serve" not in CATALOG
     assert "mcp" not in CATALOG

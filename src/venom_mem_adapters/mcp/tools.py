@@ -68,8 +68,6 @@ AUDIENCES: Mapping[str, frozenset[str | None] | None] = {
     "client": frozenset({None, "read", "write"}),
     "unknown": frozenset({None, "read"}),
 }
-# Params a tool leaves out: the CLI's streaming switch has no meaning in one tool call.
-_DROPPED_PARAMS = {"events": frozenset({"follow"})}
 
 _RANGE_KEYWORDS = frozenset(
     {
@@ -232,10 +230,11 @@ def _opened(schema: Any) -> Any:
 
 
 def _exposed(verb: Verb) -> Verb:
-    dropped = _DROPPED_PARAMS.get(verb.name)
-    if not dropped:
+    """The verb as a tool: without the CLI's own switches (``follow`` means nothing in one
+    tool call)."""
+    if not any(p.cli_only for p in verb.params):
         return verb
-    return verb.replace(params=tuple(p for p in verb.params if p.name not in dropped))
+    return verb.replace(params=tuple(p for p in verb.params if not p.cli_only))
 
 
 def audience_for_token(token: str) -> str:
