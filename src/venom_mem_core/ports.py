@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
@@ -23,8 +23,8 @@ __all__ = [
     "Clock",
     "Embedder",
     "EventSink",
-    "FtsMatch",
     "MemoryFilter",
+    "RanksLikeFts5",
     "ReadTx",
     "SessionFilter",
     "SpaceSummary",
@@ -78,12 +78,6 @@ class SessionFilter:
     harness: str | None = None
     harness_session: str | None = None
     parent: int | None = None
-
-
-@attrs.frozen(kw_only=True)
-class FtsMatch:
-    memory: Memory
-    snippet: str
 
 
 @attrs.frozen(kw_only=True)
@@ -237,6 +231,23 @@ class Store(Protocol):
         """Facts for store.status: ``path``, ``schema_version``, ``sqlite_version``, ``bytes``."""
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class RanksLikeFts5(Protocol):
+    """A store whose full-text search is SQLite FTS5's exactly, not only a ranking of its own.
+
+    Optional. Its ``rank_text``, ``rank_text_scored`` and ``text_snippets`` give the terms,
+    BM25 scores and snippets of :mod:`venom_mem_core.fts` (``porter unicode61
+    remove_diacritics 2``, ``bm25(memory_fts, 5.0, 1.0, 3.0)`` over the caller's readable
+    rows, ``snippet(..., 64)``), so RFC-0020's search fixtures hold on it to the last digit. A
+    store declares it with a class attribute, ``ranks_like_fts5: Final = True``. The contract
+    suite's cases that pin FTS5's stemming, order and scores run only on a store that declares
+    it and skip on one that doesn't; every other search case runs on every store.
+    """
+
+    @property
+    def ranks_like_fts5(self) -> Literal[True]: ...
 
 
 class Clock(Protocol):

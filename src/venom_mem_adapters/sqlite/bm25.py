@@ -26,9 +26,11 @@ from collections.abc import Sequence
 import apsw
 import attrs
 
-from venom_mem_core.ranking import fts_match_expression
+from venom_mem_core.fts import IDF_FLOOR as _IDF_FLOOR
+from venom_mem_core.fts import K1, WEIGHTS, B
 
 from .filters import Predicate
+from .match import fts_match_expression
 
 __all__ = [
     "IN_ROWS",
@@ -43,13 +45,9 @@ __all__ = [
     "register",
 ]
 
-K1 = 1.2
-B = 0.75
-WEIGHTS = (5.0, 1.0, 3.0)  # title, content, tags (RFC-0020 section 5)
 RANK_FUNCTION = "venom_bm25"
 _ROW_TOKENS = "venom_row_tokens"
 _ROW_FREQS = "venom_row_freqs"
-_IDF_FLOOR = 1e-6  # fts5_aux.c: "if( idf<=0.0 ) idf = 1e-6;"
 # A filter on memories (alias m) as a rowid set for a MATCH scan. The unary + keeps SQLite
 # from handing the IN to FTS5 as rowid lookups: the scan walks the postings once and checks
 # each match against the set, which costs less than joining memories for every match.

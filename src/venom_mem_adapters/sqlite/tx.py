@@ -24,7 +24,6 @@ from venom_mem_core.ports import (
     SpaceSummary,
     StoreCounts,
 )
-from venom_mem_core.ranking import fts_match_expression
 from venom_mem_core.records import (
     Client,
     ContextEntry,
@@ -37,6 +36,7 @@ from venom_mem_core.records import (
 from . import bm25
 from .errors import translated
 from .filters import Predicate, access_predicate, memory_predicate, session_predicate
+from .match import fts_match_expression
 from .rows import (
     CLIENT_COLUMNS,
     MEMORY_COLUMNS,
