@@ -117,16 +117,20 @@ class ReadTx(Protocol):
     def rank_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[int]:
         """IDs of live rows passing ``where`` that match any token, best first.
 
-        BM25 with weights title 5, content 1, tags 3, ties by highest ID. Its statistics come
-        from the rows readable through ``where.access`` only, so an unreadable row never
-        moves a readable one; the other filters narrow the hits without reordering them.
+        A token matches a row whose title, content or tags hold its words in a row. The order
+        is the store's relevance, ties by highest ID, measured from the rows readable through
+        ``where.access`` only, so an unreadable row never moves a readable one; the other
+        filters narrow the hits without reordering them. RFC-0020's order is FTS5's BM25 with
+        weights title 5, content 1, tags 3 (:mod:`venom_mem_core.fts`); a store that gives
+        exactly that declares :class:`RanksLikeFts5`.
         """
 
     def rank_text_scored(
         self, tokens: Sequence[str], where: MemoryFilter, limit: int
     ) -> list[tuple[int, float]]:
-        """:meth:`rank_text` with each row's BM25 score, positive, higher is better (FTS5's
-        ``bm25()`` negated), for fusions that weigh scores (docs/adr/0016)."""
+        """:meth:`rank_text` with each row's score, positive, higher is better, for fusions
+        that weigh scores (docs/adr/0016): FTS5's ``bm25()`` negated on a
+        :class:`RanksLikeFts5` store."""
 
     def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
         """For matching rows among ``ids``: a short piece of content around the match (FTS5

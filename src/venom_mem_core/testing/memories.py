@@ -8,15 +8,7 @@ from datetime import timedelta
 
 from ..usecases.app import MemorySettings
 from ..usecases.memories import sweep_tombstones
-from .support import (
-    G3,
-    Env,
-    StoreFixtures,
-    fails,
-    ids,
-    list_ids,
-    search_ids,
-)
+from .support import G3, Env, StoreFixtures, fails, ids, list_ids, search_ids
 
 __all__ = ["MemoryContract"]
 

@@ -8,11 +8,7 @@ import pytest
 from ..errors import VenomError
 from ..grants import Access
 from ..ports import MemoryFilter, Store
-from .support import (
-    Env,
-    StoreFixtures,
-    draft,
-)
+from .support import Env, StoreFixtures, draft
 
 __all__ = ["PortContract"]
 

@@ -12,16 +12,7 @@ import pytest
 from ..errors import VenomError
 from ..records import Grant, Principal
 from ..usecases.principals import OWNER, recheck, resolve_token
-from .support import (
-    FIX,
-    READ_ALL,
-    TOKEN_RE,
-    UNKNOWN,
-    Env,
-    StoreFixtures,
-    fails,
-    search_ids,
-)
+from .support import FIX, READ_ALL, TOKEN_RE, UNKNOWN, Env, StoreFixtures, fails, search_ids
 
 __all__ = ["PrincipalContract"]
 

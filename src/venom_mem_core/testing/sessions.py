@@ -6,13 +6,7 @@ from __future__ import annotations
 import json
 
 from ..records import Grant, Principal
-from .support import (
-    Env,
-    StoreFixtures,
-    fails,
-    list_ids,
-    search_ids,
-)
+from .support import Env, StoreFixtures, fails, list_ids, search_ids
 
 __all__ = ["SessionContract"]
 
