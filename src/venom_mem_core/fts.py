@@ -36,6 +36,15 @@ PostgreSQL store) computes the same terms, scores and snippets here:
   tokens around the first hit in the content (the first ones when the hit was in the title or
   tags), with ``…`` where the text was cut; FTS5 may centre on another hit when there are
   several. Content with no tokens at all gives its first 240 bytes.
+
+A store with its rows in memory builds a :class:`Document` per row (cache it: a record is
+immutable) and calls :func:`bm25_scores` on the caller's readable live rows. A store with its
+rows in a database can keep each column's :func:`tokenize` terms there, measure
+:class:`CorpusStats` with queries (rows, summed lengths, rows holding each phrase), and score
+each candidate with :func:`bm25` from its :meth:`Document.frequency` per phrase and its
+length; the result is the same to the last bit when the inputs are (tests/unit/test_fts.py
+checks it against SQLite itself). Either way it may declare
+:class:`~venom_mem_core.ports.RanksLikeFts5`, which the contract suite then holds it to.
 """
 
 from __future__ import annotations
