@@ -16,6 +16,7 @@ from typing import Any
 import apsw
 import attrs
 
+from venom_mem_core import fts
 from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import (
@@ -70,7 +71,7 @@ _CONTEXT_ORDER = (
     "CASE m.importance WHEN 'critical' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END,"
     " m.updated DESC, m.id DESC"
 )
-_SNIPPET = "snippet(memory_fts, 1, '', '', '…', 64)"
+_SNIPPET = f"snippet(memory_fts, 1, '', '', '…', {fts.SNIPPET_TOKENS})"
 _BUILTIN_BM25 = "bm25(memory_fts, {}, {}, {})".format(*bm25.WEIGHTS)
 
 
