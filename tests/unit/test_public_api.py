@@ -5,6 +5,8 @@ In the manner of httpx's tests/test_exported_members.py.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import subprocess
 import sys
@@ -69,6 +71,16 @@ def test_only_the_testing_package_imports_pytest() -> None:
     it is imported; the FTS semantics module it checks needs no pytest either."""
     assert _modules_after("import venom_mem_core.fts, venom_mem_core.inmemory") == ["attrs"]
     assert "pytest" in _modules_after("import venom_mem_core.testing")
+
+
+@pytest.mark.parametrize("module", ["venom_mem_core.fts", "venom_mem_core.testing"])
+def test_the_public_modules_for_other_stores_export_what_they_define(module: str) -> None:
+    names = importlib.import_module(module).__all__
+    assert len(names) == len(set(names))  # ruff's RUF022 keeps them sorted
+    for name in names:
+        value = getattr(importlib.import_module(module), name)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert value.__module__.startswith(module), name
 
 
 def test_manifest_needs_only_the_standard_library() -> None:
