@@ -28,7 +28,6 @@ from venom_mem_adapters.sqlite.connection import transaction
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.records import Memory, Provenance
-from venom_mem_core.text_search import search_text
 
 ADDS = 300
 QUERIES = 60
@@ -132,7 +131,10 @@ def bench_search(path: Path) -> dict[str, list[float]]:
             for label, where in callers.items():
                 with store.read() as tx:
                     start = time.perf_counter()
-                    search_text(tx, query, where, 100)
+                    # What memory.search asks of the store: ranked IDs, snippets, rows.
+                    found = tx.rank_text_scored(query, where, 100)
+                    tx.text_snippets(query, [id_ for id_, _ in found])
+                    [tx.get_memory(id_) for id_, _ in found]
                     results[label].append(time.perf_counter() - start)
     return results
 

@@ -135,11 +135,11 @@ def probe(path: Path, spawned: float, *, full: bool) -> dict[str, Any]:
 
     from venom_mem_adapters.embeddings.service import EmbeddingService
     from venom_mem_adapters.sqlite import SqliteStore
+    from venom_mem_adapters.sqlite.match import fts_match_expression
     from venom_mem_core.clock import SystemClock
     from venom_mem_core.config import EmbeddingsConfig
     from venom_mem_core.grants import Access
     from venom_mem_core.ports import MemoryFilter
-    from venom_mem_core.ranking import fts_match_expression
     from venom_mem_core.records import Grant, Principal
     from venom_mem_core.usecases.app import App
     from venom_mem_core.usecases.principals import OWNER

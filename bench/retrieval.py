@@ -59,9 +59,9 @@ from tests.support.daemon_env import VENOM_MEM, World, make_world
 
 from venom_mem_adapters.client import Connection, connect
 from venom_mem_adapters.sqlite import SqliteStore
+from venom_mem_core.fts import tokenize
 from venom_mem_core.fusion import FUSIONS, Fusion
 from venom_mem_core.grants import Access
-from venom_mem_core.inmemory import tokenize
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.ranking import natural_terms
 from venom_mem_core.search_options import DEFAULT_FUSION

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
@@ -23,8 +23,8 @@ __all__ = [
     "Clock",
     "Embedder",
     "EventSink",
-    "FtsMatch",
     "MemoryFilter",
+    "RanksLikeFts5",
     "ReadTx",
     "SessionFilter",
     "SpaceSummary",
@@ -81,12 +81,6 @@ class SessionFilter:
 
 
 @attrs.frozen(kw_only=True)
-class FtsMatch:
-    memory: Memory
-    snippet: str
-
-
-@attrs.frozen(kw_only=True)
 class SpaceSummary:
     """A space's live memories readable by the caller, and its description if it has one.
     ``updated`` is the latest of those memories' and the description's times."""
@@ -123,16 +117,20 @@ class ReadTx(Protocol):
     def rank_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[int]:
         """IDs of live rows passing ``where`` that match any token, best first.
 
-        BM25 with weights title 5, content 1, tags 3, ties by highest ID. Its statistics come
-        from the rows readable through ``where.access`` only, so an unreadable row never
-        moves a readable one; the other filters narrow the hits without reordering them.
+        A token matches a row whose title, content or tags hold its words in a row. The order
+        is the store's relevance, ties by highest ID, measured from the rows readable through
+        ``where.access`` only, so an unreadable row never moves a readable one; the other
+        filters narrow the hits without reordering them. RFC-0020's order is FTS5's BM25 with
+        weights title 5, content 1, tags 3 (:mod:`venom_mem_core.fts`); a store that gives
+        exactly that declares :class:`RanksLikeFts5`.
         """
 
     def rank_text_scored(
         self, tokens: Sequence[str], where: MemoryFilter, limit: int
     ) -> list[tuple[int, float]]:
-        """:meth:`rank_text` with each row's BM25 score, positive, higher is better (FTS5's
-        ``bm25()`` negated), for fusions that weigh scores (docs/adr/0016)."""
+        """:meth:`rank_text` with each row's score, positive, higher is better, for fusions
+        that weigh scores (docs/adr/0016): FTS5's ``bm25()`` negated on a
+        :class:`RanksLikeFts5` store."""
 
     def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
         """For matching rows among ``ids``: a short piece of content around the match (FTS5
@@ -237,6 +235,23 @@ class Store(Protocol):
         """Facts for store.status: ``path``, ``schema_version``, ``sqlite_version``, ``bytes``."""
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class RanksLikeFts5(Protocol):
+    """A store whose full-text search is SQLite FTS5's exactly, not only a ranking of its own.
+
+    Optional. Its ``rank_text``, ``rank_text_scored`` and ``text_snippets`` give the terms,
+    BM25 scores and snippets of :mod:`venom_mem_core.fts` (``porter unicode61
+    remove_diacritics 2``, ``bm25(memory_fts, 5.0, 1.0, 3.0)`` over the caller's readable
+    rows, ``snippet(..., 64)``), so RFC-0020's search fixtures hold on it to the last digit. A
+    store declares it with a class attribute, ``ranks_like_fts5: Final = True``. The contract
+    suite's cases that pin FTS5's stemming, order and scores run only on a store that declares
+    it and skip on one that doesn't; every other search case runs on every store.
+    """
+
+    @property
+    def ranks_like_fts5(self) -> Literal[True]: ...
 
 
 class Clock(Protocol):

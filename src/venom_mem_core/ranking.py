@@ -29,7 +29,6 @@ __all__ = [
     "Fused",
     "bounded_snippet",
     "cut_utf8",
-    "fts_match_expression",
     "fuse",
     "natural_terms",
     "preview",
@@ -85,11 +84,6 @@ def search_terms(query: str, query_mode: str) -> list[str]:
     if query_mode == "natural":
         return natural_terms(query)
     return query_tokens(query)
-
-
-def fts_match_expression(tokens: Sequence[str]) -> str:
-    """Each token an FTS5 string with ``"`` doubled, joined with OR."""
-    return " OR ".join('"' + token.replace('"', '""') + '"' for token in tokens)
 
 
 def cut_utf8(text: str, max_bytes: int) -> str:

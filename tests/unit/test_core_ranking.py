@@ -1,4 +1,4 @@
-"""Query tokens, quoting for FTS5, RRF fusion and UTF-8 cuts (RFC-0020 section 5)."""
+"""Query tokens, RRF fusion and UTF-8 cuts (RFC-0020 section 5)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from venom_mem_core.ranking import (
     SNIPPET_BYTES,
     Fused,
     cut_utf8,
-    fts_match_expression,
     fuse,
     query_tokens,
 )
@@ -64,13 +63,6 @@ def test_query_tokens() -> None:
             "invalid_params.query",
             {"param": "query"},
         )
-
-
-def test_fts_match_expression_is_never_syntax() -> None:
-    assert fts_match_expression(["zig"]) == '"zig"'
-    assert fts_match_expression(["a", "-b"]) == '"a" OR "-b"'
-    assert fts_match_expression(['"', 'say "hi"']) == '"""" OR "say ""hi"""'
-    assert fts_match_expression(["NEAR(", "AND", "*"]) == '"NEAR(" OR "AND" OR "*"'
 
 
 def test_cut_utf8() -> None:

@@ -5,6 +5,8 @@ In the manner of httpx's tests/test_exported_members.py.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import subprocess
 import sys
@@ -15,7 +17,18 @@ import pytest
 import venom_mem_core
 from venom_mem_core.manifest_types import Manifest
 
-HEAVY = ("apsw", "anyio", "httpx", "mcp", "rich", "rich_click", "numpy", "sqlite3", "socket")
+HEAVY = (
+    "apsw",
+    "anyio",
+    "httpx",
+    "mcp",
+    "rich",
+    "rich_click",
+    "numpy",
+    "sqlite3",
+    "socket",
+    "pytest",
+)
 
 
 def test_all_is_sorted_and_unique() -> None:
@@ -51,6 +64,23 @@ def _modules_after(code: str) -> list[str]:
 
 def test_import_is_light() -> None:
     assert _modules_after("import venom_mem_core") == []
+
+
+def test_only_the_testing_package_imports_pytest() -> None:
+    """The contract suite ships in the core (venom_mem_core.testing) but costs nothing until
+    it is imported; the FTS semantics module it checks needs no pytest either."""
+    assert _modules_after("import venom_mem_core.fts, venom_mem_core.inmemory") == ["attrs"]
+    assert "pytest" in _modules_after("import venom_mem_core.testing")
+
+
+@pytest.mark.parametrize("module", ["venom_mem_core.fts", "venom_mem_core.testing"])
+def test_the_public_modules_for_other_stores_export_what_they_define(module: str) -> None:
+    names = importlib.import_module(module).__all__
+    assert len(names) == len(set(names))  # ruff's RUF022 keeps them sorted
+    for name in names:
+        value = getattr(importlib.import_module(module), name)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert value.__module__.startswith(module), name
 
 
 def test_manifest_needs_only_the_standard_library() -> None:

@@ -19,7 +19,6 @@ from venom_mem_adapters.sqlite import SqliteStore, StoreLock, open_connection
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.records import Memory, Provenance, Version
-from venom_mem_core.text_search import search_text
 
 OWNER = Provenance(principal="owner", label="owner")
 TS = "2026-11-09T10:00:00.000Z"
@@ -101,7 +100,7 @@ def test_purged_text_is_in_neither_the_database_nor_the_wal(
         with store.read() as tx:
             assert tx.get_memory(mid) is None
             everything = MemoryFilter(access=Access(everything=True))
-            assert search_text(tx, [MARKER], everything, 10) == []
+            assert tx.rank_text([MARKER], everything, 10) == []
             assert tx.counts().memories == 60
         fts_integrity_check(store)
     assert traces(path) == {}

@@ -1,4 +1,5 @@
-"""search_text: user text is never FTS5 syntax, and unreadable rows never move readable ones.
+"""SQLite full-text search: user text is never FTS5 syntax, and unreadable rows never move
+readable ones.
 
 MEM-06 asks that a search over mixed readable and unreadable rows return the same hits, in the
 same order, as a store holding only the readable rows. FTS5's built-in bm25 takes IDF and
@@ -19,11 +20,10 @@ import pytest
 from tests.support.records import draft_memory
 from venom_mem_adapters.sqlite import SqliteStore, bm25
 from venom_mem_adapters.sqlite.filters import Predicate
+from venom_mem_adapters.sqlite.match import fts_match_expression
 from venom_mem_core.grants import Access
-from venom_mem_core.ports import MemoryFilter
-from venom_mem_core.ranking import fts_match_expression
+from venom_mem_core.ports import MemoryFilter, ReadTx
 from venom_mem_core.records import Memory, Provenance
-from venom_mem_core.text_search import search_text
 
 OWNER = Provenance(principal="owner", label="owner")
 TS = "2026-11-09T10:00:00.000Z"
@@ -47,9 +47,15 @@ def fill(store: SqliteStore, memories: Sequence[Memory]) -> dict[int, str]:
         return {tx.insert_memory(m): m.content for m in memories}
 
 
+def contents(tx: ReadTx, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[str]:
+    """The content of each hit, best first."""
+    found = [tx.get_memory(id_) for id_ in tx.rank_text(tokens, where, limit)]
+    return [m.content for m in found if m is not None]
+
+
 def search(store: SqliteStore, tokens: Sequence[str], where: MemoryFilter) -> list[str]:
     with store.read() as tx:
-        return [m.memory.content for m in search_text(tx, tokens, where, 100)]
+        return contents(tx, tokens, where, 100)
 
 
 # -- FTS5 syntax is plain text -----------------------------------------------------------------
@@ -97,7 +103,7 @@ def test_fts_syntax_in_tokens_never_errors(
         ],
     )
     with store.read() as tx:
-        search_text(tx, tokens, where, 10)
+        tx.text_snippets(tokens, tx.rank_text(tokens, where, 10))
 
 
 def test_operators_are_searched_as_words(store: SqliteStore) -> None:
@@ -105,6 +111,13 @@ def test_operators_are_searched_as_words(store: SqliteStore) -> None:
     assert search(store, ["AND"], EVERYTHING) == ["cats and dogs"]
     assert search(store, ["OR"], MINE) == ["cats or dogs"]
     assert search(store, ["NOT"], EVERYTHING) == []
+
+
+def test_fts_match_expression_is_never_syntax() -> None:
+    assert fts_match_expression(["zig"]) == '"zig"'
+    assert fts_match_expression(["a", "-b"]) == '"a" OR "-b"'
+    assert fts_match_expression(['"', 'say "hi"']) == '"""" OR "say ""hi"""'
+    assert fts_match_expression(["NEAR(", "AND", "*"]) == '"NEAR(" OR "AND" OR "*"'
 
 
 # -- ranking basics ----------------------------------------------------------------------------
@@ -127,7 +140,7 @@ def test_weights_title_over_tags_over_content(store: SqliteStore) -> None:
 def test_ties_go_to_the_highest_id(store: SqliteStore) -> None:
     ids = fill(store, [memory("same words", space=s) for s in ("mine", "b", "c")])
     with store.read() as tx:
-        got = [m.memory.id for m in search_text(tx, ["same"], EVERYTHING, 10)]
+        got = tx.rank_text(["same"], EVERYTHING, 10)
     assert got == sorted(ids, reverse=True)
 
 
@@ -146,20 +159,21 @@ def test_only_live_rows_are_searched(store: SqliteStore) -> None:
 def test_limit_and_nothing_readable(store: SqliteStore) -> None:
     fill(store, [memory(f"common word {n}") for n in range(20)])
     with store.read() as tx:
-        assert len(search_text(tx, ["common"], EVERYTHING, 5)) == 5
-        assert len(search_text(tx, ["common"], MINE, 5)) == 5
-        assert search_text(tx, ["common"], MemoryFilter(access=Access()), 5) == []
-        assert search_text(tx, ["common"], EVERYTHING, 0) == []
+        assert len(tx.rank_text(["common"], EVERYTHING, 5)) == 5
+        assert len(tx.rank_text(["common"], MINE, 5)) == 5
+        assert tx.rank_text(["common"], MemoryFilter(access=Access()), 5) == []
+        assert tx.rank_text(["common"], EVERYTHING, 0) == []
 
 
 def test_snippets(store: SqliteStore) -> None:
     long = " ".join(f"w{n}" for n in range(200)) + " needle " + " ".join("x" * 5 for _ in range(50))
-    fill(
+    ids = fill(
         store,
         [memory(long), memory("body text without the word", title="needle"), memory("needle")],
     )
     with store.read() as tx:
-        hits = {m.memory.content: m.snippet for m in search_text(tx, ["needle"], EVERYTHING, 10)}
+        snippets = tx.text_snippets(["needle"], tx.rank_text(["needle"], EVERYTHING, 10))
+        hits = {ids[id_]: snippet for id_, snippet in snippets.items()}
     assert "needle" in hits[long]
     assert hits[long].startswith("…")
     assert hits[long].endswith("…")
@@ -354,9 +368,9 @@ def test_cached_corpus_size_follows_every_commit(tmp_path: Path) -> None:
             fill(grown, [extra])
         fill(fresh, first + later)
         with grown.read() as tx:
-            got = [m.memory.content for m in search_text(tx, ["alpha", "gamma"], MINE, 100)]
+            got = contents(tx, ["alpha", "gamma"], MINE, 100)
         with fresh.read() as tx:
-            want = [m.memory.content for m in search_text(tx, ["alpha", "gamma"], MINE, 100)]
+            want = contents(tx, ["alpha", "gamma"], MINE, 100)
         assert got == want
         assert len(got) == 4
     finally:

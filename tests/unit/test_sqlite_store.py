@@ -17,7 +17,6 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter, SessionFilter, Store, StoreCounts
 from venom_mem_core.records import Client, Grant, Memory, Provenance, Session, Version
-from venom_mem_core.text_search import search_text
 
 G1 = Provenance(principal="g1", label="claude-code")
 EVERYTHING = MemoryFilter(access=Access(everything=True))
@@ -178,7 +177,7 @@ def test_purge_cascades_to_versions_and_vectors(store: SqliteStore) -> None:
         assert tx.counts() == StoreCounts(
             memories=0, deleted=0, versions=0, sessions=0, vectors=0, pending=0
         )
-        assert search_text(tx, ["purge"], EVERYTHING, 10) == []
+        assert tx.rank_text(["purge"], EVERYTHING, 10) == []
 
 
 def test_changed_text_or_delete_drops_the_vector(store: SqliteStore) -> None:
@@ -219,9 +218,9 @@ def test_every_kind_of_change_keeps_the_fts_index_consistent(store: SqliteStore)
         with store.read() as rx:
             for where in (EVERYTHING, restricted):  # both rankings read FTS5's row sizes
                 if present:
-                    assert [h.memory.id for h in search_text(rx, [present], where, 9)] == [mid]
+                    assert rx.rank_text([present], where, 9) == [mid]
                 if absent:
-                    assert search_text(rx, [absent], where, 9) == []
+                    assert rx.rank_text([absent], where, 9) == []
 
 
 def test_expired_tombstones(store: SqliteStore) -> None:
@@ -501,7 +500,7 @@ def test_a_write_waiting_on_an_outside_writer_blocks_nothing_else(store: SqliteS
         started = time.monotonic()
         time.sleep(0.2)
         with store.read() as rx:
-            assert [h.memory.id for h in search_text(rx, ["readable"], EVERYTHING, 5)] == [before]
+            assert rx.rank_text(["readable"], EVERYTHING, 5) == [before]
         assert time.monotonic() - started < 1.0  # not stuck behind the waiting writer
         assert not finished
     finally:

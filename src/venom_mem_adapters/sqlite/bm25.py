@@ -18,7 +18,6 @@ narrows the hits, exactly as ``WHERE`` does around the built-in ``bm25()`` in th
 
 from __future__ import annotations
 
-import math
 import weakref
 from array import array
 from collections.abc import Sequence
@@ -26,9 +25,11 @@ from collections.abc import Sequence
 import apsw
 import attrs
 
-from venom_mem_core.ranking import fts_match_expression
+from venom_mem_core import fts
+from venom_mem_core.fts import K1, WEIGHTS, B
 
 from .filters import Predicate
+from .match import fts_match_expression
 
 __all__ = [
     "IN_ROWS",
@@ -43,13 +44,9 @@ __all__ = [
     "register",
 ]
 
-K1 = 1.2
-B = 0.75
-WEIGHTS = (5.0, 1.0, 3.0)  # title, content, tags (RFC-0020 section 5)
 RANK_FUNCTION = "venom_bm25"
 _ROW_TOKENS = "venom_row_tokens"
 _ROW_FREQS = "venom_row_freqs"
-_IDF_FLOOR = 1e-6  # fts5_aux.c: "if( idf<=0.0 ) idf = 1e-6;"
 # A filter on memories (alias m) as a rowid set for a MATCH scan. The unary + keeps SQLite
 # from handing the IN to FTS5 as rowid lookups: the scan walks the postings once and checks
 # each match against the set, which costs less than joining memories for every match.
@@ -57,23 +54,8 @@ IN_ROWS = "+memory_fts.rowid IN (SELECT m.id FROM memories AS m WHERE {})"
 
 
 @attrs.frozen
-class CorpusStats:
-    """What bm25 needs to know about the corpus: rows, their total tokens, hits per phrase."""
-
-    rows: int
-    tokens: int
-    hits: tuple[int, ...]
-
-    @property
-    def avgdl(self) -> float:
-        return self.tokens / self.rows
-
-    def idf(self) -> tuple[float, ...]:
-        values = []
-        for hit in self.hits:
-            idf = math.log((self.rows - hit + 0.5) / (hit + 0.5))
-            values.append(_IDF_FLOOR if idf <= 0.0 else idf)
-        return tuple(values)
+class CorpusStats(fts.CorpusStats):
+    """:class:`venom_mem_core.fts.CorpusStats`, which :func:`rank` takes as one blob."""
 
     def encode(self) -> bytes:
         """The statistics as one blob binding for :func:`rank`: avgdl, then each IDF."""
@@ -112,10 +94,7 @@ def _weighted_freq(api: apsw.FTS5ExtensionApi, phrase: int) -> float:
 
 def _score(idfs: Sequence[float], freqs: Sequence[float], length: float, avgdl: float) -> float:
     """fts5_aux.c's bm25 of one row, operation for operation (lower is better)."""
-    score = 0.0
-    for idf, freq in zip(idfs, freqs, strict=True):
-        score += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / avgdl)))
-    return -1.0 * score
+    return -1.0 * fts.bm25(idfs, freqs, length, avgdl)
 
 
 def _row_tokens(api: apsw.FTS5ExtensionApi, *_args: apsw.SQLiteValue) -> int:

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import apsw
 
@@ -49,6 +49,8 @@ _CLOSE_WAIT_S = 5.0
 
 class SqliteStore:
     """The Store port on SQLite. Build it with :meth:`open`."""
+
+    ranks_like_fts5: Final = True  # it is FTS5 (venom_mem_core.ports.RanksLikeFts5)
 
     def __init__(
         self, path: Path, writer: apsw.Connection, readers: Sequence[apsw.Connection]

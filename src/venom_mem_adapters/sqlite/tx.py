@@ -16,6 +16,7 @@ from typing import Any
 import apsw
 import attrs
 
+from venom_mem_core import fts
 from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import (
@@ -24,7 +25,6 @@ from venom_mem_core.ports import (
     SpaceSummary,
     StoreCounts,
 )
-from venom_mem_core.ranking import fts_match_expression
 from venom_mem_core.records import (
     Client,
     ContextEntry,
@@ -37,6 +37,7 @@ from venom_mem_core.records import (
 from . import bm25
 from .errors import translated
 from .filters import Predicate, access_predicate, memory_predicate, session_predicate
+from .match import fts_match_expression
 from .rows import (
     CLIENT_COLUMNS,
     MEMORY_COLUMNS,
@@ -70,7 +71,7 @@ _CONTEXT_ORDER = (
     "CASE m.importance WHEN 'critical' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END,"
     " m.updated DESC, m.id DESC"
 )
-_SNIPPET = "snippet(memory_fts, 1, '', '', '…', 64)"
+_SNIPPET = f"snippet(memory_fts, 1, '', '', '…', {fts.SNIPPET_TOKENS})"
 _BUILTIN_BM25 = "bm25(memory_fts, {}, {}, {})".format(*bm25.WEIGHTS)
 
 

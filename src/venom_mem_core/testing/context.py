@@ -1,6 +1,5 @@
-"""The contract for importance, branches, space descriptions and memory.context (ADR 0017,
-ADR 0018). :class:`~venom_mem_core.testing.StoreContract` includes it, so every store runs it
-through the same ``env`` fixture; it is its own module only to keep the suites small."""
+"""Importance, branches, space descriptions and memory.context on the store (ADR 0017,
+ADR 0018)."""
 
 from __future__ import annotations
 
@@ -13,9 +12,10 @@ from ..errors import VenomError
 from ..local import LocalClient
 from ..manifest import T1_SENTENCE
 from ..records import Grant, Principal
+from .support import StoreFixtures
 
 if TYPE_CHECKING:
-    from .store_contract import Env
+    from .support import Env
 
 __all__ = ["ContextContract"]
 
@@ -41,7 +41,9 @@ def _ids(result: dict[str, Any], key: str) -> list[str]:
     return [item["id"] for item in result[key]]
 
 
-class ContextContract:
+class ContextContract(StoreFixtures):
+    """memory.context and what it orders and filters by: importance, branches, descriptions."""
+
     # -- importance ----------------------------------------------------------------------------
 
     def test_importance_defaults_to_normal_and_is_returned(self, env: Env) -> None:
