@@ -44,7 +44,7 @@ from venom_mem_core.usecases import principals
 from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.memories import sweep_tombstones
 from venom_mem_core.usecases.search import embed_text
-from venom_mem_core.usecases.verbs import VERBS, Binding, unanswered
+from venom_mem_core.usecases.verbs import VERBS, Binding
 
 from ..sqlite.errors import is_disk_full
 from .connection import CALLER, Connection
@@ -360,12 +360,12 @@ class Daemon:
         self, binding: Binding, principal: Principal, params: dict[str, Any]
     ) -> dict[str, Any]:
         """Run a core use case off the reactor: writes one at a time, reads on the pool."""
-        if binding.handler is None:
-            raise unanswered(binding.verb.name)
+        handler = binding.handler
+        assert handler is not None  # the registry gives every reader and writer verb one
         app = self.app
         if binding.embeds is not None and app.embedder is not None:
             app = await self._embedded_ahead(app, binding.embeds(app, **params))
-        call = functools.partial(binding.handler, app, principal, **params)
+        call = functools.partial(handler, app, principal, **params)
         if binding.runs == "writer":
             return await self.in_writer(call)
         return await self.in_reader(call)

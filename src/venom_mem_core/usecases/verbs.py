@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..records import Principal
     from .app import App
 
-__all__ = ["VERBS", "Binding", "Handler", "Runs", "call", "unanswered"]
+__all__ = ["VERBS", "Binding", "Handler", "Runs", "call"]
 
 Handler = Callable[..., dict[str, Any]]
 Runs = Literal["reader", "writer", "daemon"]
@@ -136,19 +136,15 @@ VERBS: Mapping[str, Binding] = dict(
 )
 
 
-def unanswered(verb: str) -> VenomError:
-    """The error for a manifest verb this context has no handler for."""
-    return VenomError(
-        "unsupported.verb",
-        f"{verb} is answered by the daemon, not in process",
-        {"fix": "from venom_mem_adapters.client import connect  # and call it there"},
-    )
-
-
 def call(app: App, who: Principal, verb: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """Run a core verb with params already checked against the manifest. A manifest verb
     that only a daemon answers (ping, doctor, events, ...) is ``unsupported.verb`` here."""
     binding = VERBS.get(verb)
-    if binding is None or binding.handler is None:
-        raise unanswered(verb)
-    return binding.handler(app, who, **params)
+    handler = binding.handler if binding is not None else None
+    if handler is None:
+        raise VenomError(
+            "unsupported.verb",
+            f"{verb} is answered by the daemon, not in process",
+            {"fix": "from venom_mem_adapters.client import connect  # and call it there"},
+        )
+    return handler(app, who, **params)
