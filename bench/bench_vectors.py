@@ -143,6 +143,12 @@ def probe(path: Path, spawned: float, *, full: bool) -> dict[str, Any]:
     from venom_mem_core.records import Grant, Principal
     from venom_mem_core.usecases.app import App
     from venom_mem_core.usecases.principals import OWNER
+    from venom_mem_core.usecases.search import search_memories
+
+    async def search_in_thread(app: App, who: Principal, **params: Any) -> dict[str, Any]:
+        """memory.search as the daemon's reader pool runs it: the core's use case, which
+        embeds the query through the app's embedder, on a worker thread."""
+        return await anyio.to_thread.run_sync(lambda: search_memories(app, who, **params))
 
     qrng = np.random.default_rng(SEED + 2)
     query_vectors = qrng.standard_normal((QUERIES, DIMS)).astype(np.float32)
@@ -172,7 +178,7 @@ def probe(path: Path, spawned: float, *, full: bool) -> dict[str, Any]:
         service = EmbeddingService(app=app, store=store, config=config)
         service.start()
         t_loaded = time.monotonic()
-        first = await service.search(OWNER, {"query": texts[0], "limit": 10})
+        first = await search_in_thread(app, OWNER, query=texts[0], limit=10)
         t_first = time.monotonic()
         assert first["mode"] == "hybrid", first
         out["cold"] = {
@@ -209,7 +215,7 @@ def probe(path: Path, spawned: float, *, full: bool) -> dict[str, Any]:
 
         async def search(n: int, who: Principal, mode: str) -> None:
             embedder.current = n
-            result = await service.search(who, {"query": texts[n], "limit": 10, "mode": mode})
+            result = await search_in_thread(app, who, query=texts[n], limit=10, mode=mode)
             assert result["mode"] == ("fts" if mode == "fts" else "hybrid"), result
 
         sync_methods: dict[str, Callable[[int], object]] = {

@@ -20,13 +20,19 @@ import stat
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
 from venom_mem_core.errors import VenomError
 
-__all__ = ["run_serve"]
+if TYPE_CHECKING:
+    from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
+    from venom_mem_adapters.sqlite import SqliteStore
+    from venom_mem_core.config import Config
+    from venom_mem_core.ports import Clock
+
+__all__ = ["build_daemon", "run_serve"]
 
 log = logging.getLogger("venom_mem.serve")
 STOP_FIRST = "VENOM_MEM_TOKEN=@owner venom-mem stop  # then serve again"
@@ -176,61 +182,14 @@ def _serve_locked(
     stderr: TextIO | None,
 ) -> int:
     import venom_mem_core
-    from venom_mem_adapters.daemon import ops
-    from venom_mem_adapters.daemon.event_log import EventLog
-    from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
+    from venom_mem_adapters.daemon.server import DaemonPaths
     from venom_mem_adapters.sqlite import SqliteStore, StoreLock
-    from venom_mem_core.clock import SystemClock
-    from venom_mem_core.usecases.app import App
-    from venom_mem_core.usecases.memories import sweep_tombstones
 
     with StoreLock(store_path):
         store = SqliteStore.open(store_path)
         try:
-            clock = SystemClock()
-            events = EventLog(clock)
-            service: Any = None
-            embedder = None
-            if config.embeddings.provider != "off":
-                # numpy and httpx load only when embeddings are on: cold start stays small.
-                from venom_mem_adapters.embeddings.service import (
-                    EmbeddingService,
-                    embedder_from_config,
-                )
-
-                embedder = embedder_from_config(config.embeddings)
-            app = App(
-                store=store,
-                clock=clock,
-                events=events,
-                embedder=embedder,
-                settings=config.memory_settings(),
-            )
-            with contextlib.suppress(VenomError):
-                sweep_tombstones(app)
-            with contextlib.suppress(VenomError):
-                # A purge whose checkpoint was busy left its text in the WAL: it goes now,
-                # at the next serve (RFC-0020 section 2), before anyone can read.
-                store.erase_pending_traces()
-            handlers = _extra_handlers()
-            if embedder is not None:
-                service = EmbeddingService(
-                    app=app, store=store, config=config.embeddings, events=events
-                )
-                service.start()  # drops other models' vectors, loads the matrix
-                handlers.update(service.handlers())
-            daemon = Daemon(
-                app=app,
-                events=events,
-                config=config,
-                paths=DaemonPaths(socket=sock, store=store_path, config=config_path),
-                on_demand=on_demand,
-                handlers=handlers,
-            )
-            ops.attach(daemon)
-            if service is not None:
-                daemon.embedding_facts = service.embedding_facts
-                daemon.config_listeners.append(lambda new: service.reconfigure(new.embeddings))
+            paths = DaemonPaths(socket=sock, store=store_path, config=config_path)
+            daemon = build_daemon(store, config, paths, on_demand=on_demand)
             ready = (
                 f"venom-mem {venom_mem_core.__version__}: ready on {sock} (pid {os.getpid()}, "
                 f"store {store_path}); Ctrl-C or venom-mem stop stops it"
@@ -244,33 +203,84 @@ def _serve_locked(
                         sock,
                         store_path=store_path,
                         status=status,
-                        service=service,
                         announce=announce,
                     )
                 )
             finally:
                 daemon.close()
-                if service is not None:
-                    service.close()
         finally:
             store.close()
     return 0
 
 
-def _extra_handlers() -> dict[str, Any]:
-    """Daemon-level verbs beyond the core's: the operations verbs."""
-    from venom_mem_adapters.daemon import ops
+def build_daemon(
+    store: SqliteStore,
+    config: Config,
+    paths: DaemonPaths,
+    *,
+    on_demand: bool,
+    clock: Clock | None = None,
+) -> Daemon:
+    """The daemon ``serve`` runs on an open store (the caller holds the store lock, serves
+    the daemon, then calls its ``close`` and closes the store).
 
-    return dict(ops.handlers())
+    Its app, with embeddings when the config turns them on (the service's index loaded and
+    its vectors of other models dropped; ``daemon.embeddings`` runs its worker); the sweep of
+    expired tombstones and of a purge's text left in the WAL, before anyone can read
+    (RFC-0020 section 2); the operations verbs' state, started.
+    """
+    from venom_mem_adapters.daemon.event_log import EventLog
+    from venom_mem_adapters.daemon.ops import Ops
+    from venom_mem_adapters.daemon.server import Daemon
+    from venom_mem_core.clock import SystemClock
+    from venom_mem_core.usecases.app import App
+    from venom_mem_core.usecases.memories import sweep_tombstones
+
+    clock = clock or SystemClock()
+    events = EventLog(clock)
+    embedder = None
+    if config.embeddings.provider != "off":
+        # numpy and httpx load only when embeddings are on: cold start stays small.
+        from venom_mem_adapters.embeddings.service import embedder_from_config
+
+        embedder = embedder_from_config(config.embeddings)
+    app = App(
+        store=store,
+        clock=clock,
+        events=events,
+        embedder=embedder,
+        settings=config.memory_settings(),
+    )
+    with contextlib.suppress(VenomError):
+        sweep_tombstones(app)
+    with contextlib.suppress(VenomError):
+        store.erase_pending_traces()
+    service = None
+    if embedder is not None:
+        from venom_mem_adapters.embeddings.service import EmbeddingService
+
+        service = EmbeddingService(app=app, store=store, config=config.embeddings, events=events)
+        service.start()  # drops other models' vectors, loads the matrix
+    ops = Ops(store_path=paths.store, store=store, events=events)
+    daemon = Daemon(
+        app=app,
+        events=events,
+        config=config,
+        paths=paths,
+        on_demand=on_demand,
+        ops=ops,
+        embeddings=service,
+    )
+    ops.start()
+    return daemon
 
 
 async def _run_daemon(
-    daemon: Any,
+    daemon: Daemon,
     sock: Path,
     *,
     store_path: Path,
     status: StatusPipe,
-    service: Any,
     announce: tuple[str, TextIO] | None,
 ) -> None:
     from venom_mem_adapters.daemon_record import remove_record, write_record
@@ -293,8 +303,8 @@ async def _run_daemon(
 
             tg.start_soon(stop_on_signal)
             tg.start_soon(daemon.sweep_tombstones_every)
-            if service is not None:
-                tg.start_soon(service.run)  # background embedding; not activity for idling
+            if daemon.embeddings is not None:  # background embedding; not activity for idling
+                tg.start_soon(daemon.embeddings.run)
             status.say("ready")
             if announce is not None:  # a person ran serve: say it is ready, once
                 print(announce[0], file=announce[1], flush=True)

@@ -472,6 +472,8 @@ class Config:
             query_mode=self.search.query_mode,
             fusion=self.search.fusion,
             max_token_ttl=self.grants.max_token_ttl,
+            query_timeout_ms=self.embeddings.query_timeout_ms,
+            embed_input_bytes=self.embeddings.max_input_bytes,
         )
 
 

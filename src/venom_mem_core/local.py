@@ -11,7 +11,7 @@ import attrs
 from .dispatch import prepare
 from .records import Principal
 from .usecases.app import App
-from .usecases.handlers import call
+from .usecases.verbs import call
 
 __all__ = ["LocalClient"]
 

@@ -267,7 +267,10 @@ class EventSink(Protocol):
 @runtime_checkable
 class VectorSearch(Protocol):
     """Ranked memory IDs by similarity to a query vector, among rows passing the filter,
-    at or above ``min_similarity``, best first, ties by highest ID."""
+    at or above ``min_similarity``, best first, ties by highest ID. ``id in vectors`` says
+    whether memory ``id`` has a vector (memory.get's ``embedding``)."""
+
+    def __contains__(self, id: object) -> bool: ...
 
     def nearest(
         self, query: Sequence[float], where: MemoryFilter, limit: int, min_similarity: float

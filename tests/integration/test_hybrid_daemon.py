@@ -117,3 +117,45 @@ def test_a_plain_http_remote_base_url_stops_serve(world: World) -> None:
     assert result.code == 2
     assert result.json["error"]["code"] == "invalid_params.embeddings_url"
     assert world.daemon_pid() is None
+
+
+def test_searches_waiting_on_a_hung_provider_hold_no_reader(world: World, stub: EmbedStub) -> None:
+    """The daemon embeds a search's query before the search takes one of its READERS: more
+    searches than readers stuck on the provider leave reads answering at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from venom_mem_adapters.client import connect
+    from venom_mem_adapters.daemon.server import READERS
+
+    world.write_config(
+        ".{ .embeddings = .{ "
+        f'.provider = "http", .base_url = "{stub.base_url}", .model = "stub-model", '
+        f".dimensions = {DIMS}, .query_timeout_ms = 4000 }} }}"
+    )
+    m2 = add(world, M2)
+    wait_ready(world, m2)
+    stub.mode = "hang"
+    env = world.environ("@owner")
+    before = len(stub.recorded())
+
+    def search() -> dict[str, object]:
+        with connect(env) as conn:
+            return dict(conn.call("memory.search", {"query": QUERY}))
+
+    with ThreadPoolExecutor(READERS + 2) as pool:
+        searches = [pool.submit(search) for _ in range(READERS + 2)]
+        deadline = time.monotonic() + 2  # well within query_timeout_ms
+        while len(stub.recorded()) - before < READERS + 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        waiting = len(stub.recorded()) - before  # searches now waiting on the provider
+        with connect(env) as conn:
+            started = time.monotonic()
+            got = conn.call("memory.get", {"id": m2})
+            took = time.monotonic() - started
+        stub.release()
+        stub.mode = "ok"
+        results = [s.result(timeout=10) for s in searches]
+    assert waiting == READERS + 2
+    assert got["id"] == m2
+    assert took < 1.0, f"memory.get waited {took:.2f}s behind searches stuck on the provider"
+    assert {r["mode"] for r in results} == {"hybrid"}  # released in time: embedded after all

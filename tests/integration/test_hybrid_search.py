@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import attrs
@@ -22,13 +22,12 @@ import pytest
 from tests.support.embed_stub import EmbedStub, embed_stub
 from venom_mem_adapters.daemon.event_log import EventLog
 from venom_mem_adapters.daemon.ops.doctor import Inputs, run_checks
-from venom_mem_adapters.daemon.server import Request
 from venom_mem_adapters.embeddings.service import EmbeddingService, embedder_from_config
 from venom_mem_adapters.embeddings.worker import Backoff
 from venom_mem_adapters.sqlite import SqliteStore
+from venom_mem_core import LocalClient
 from venom_mem_core.clock import FixedClock, SystemClock
 from venom_mem_core.config import Config, EmbeddingsConfig
-from venom_mem_core.dispatch import prepare
 from venom_mem_core.embedding_text import embedding_input
 from venom_mem_core.errors import VenomError
 from venom_mem_core.records import Grant, Principal
@@ -36,6 +35,7 @@ from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.memories import (
     add_memory,
     delete_memory,
+    get_memory,
     purge_memory,
     restore_memory,
     update_memory,
@@ -96,12 +96,17 @@ class Lib:
         assert await anyio.to_thread.run_sync(self.service.worker.wait_idle, 10)
 
     async def search(self, who: Principal = OWNER, **params: Any) -> dict[str, Any]:
-        """memory.search under RFC-0020's own fusion unless told (``fusion=None``: the
-        store's default)."""
-        return await self.service.search(who, {"query": QUERY, "fusion": "rrf", **params})
+        """memory.search (the core's use case, embedding the query through the app's
+        embedder) under RFC-0020's own fusion unless told (``fusion=None``: the store's
+        default)."""
+        call = functools.partial(
+            search_memories, self.app, who, **{"query": QUERY, "fusion": "rrf", **params}
+        )
+        return await anyio.to_thread.run_sync(call)
 
     async def embedding(self, id_: str) -> str:
-        return str((await self.service.get(OWNER, {"id": id_}))["embedding"])
+        got = await anyio.to_thread.run_sync(functools.partial(get_memory, self.app, OWNER, id=id_))
+        return str(got["embedding"])
 
     def stored(self) -> dict[int, str]:
         with self.store.read() as tx:
@@ -125,7 +130,13 @@ def config(stub: EmbedStub, **kw: Any) -> EmbeddingsConfig:
 async def running(path: Path, cfg: EmbeddingsConfig, **kw: Any) -> AsyncIterator[Lib]:
     store = SqliteStore.open(path)
     events = EventLog(SystemClock())
-    app = App(store=store, clock=SystemClock(), events=events, embedder=embedder_from_config(cfg))
+    app = App(
+        store=store,
+        clock=SystemClock(),
+        events=events,
+        embedder=embedder_from_config(cfg),
+        settings=Config(embeddings=cfg).memory_settings(),  # the query's timeout and bytes
+    )
     service = EmbeddingService(app=app, store=store, config=cfg, events=events, **kw)
     service.start()
     try:
@@ -273,7 +284,7 @@ async def test_a_query_with_no_words_is_refused_before_any_call(
         await lib.settle()
         before = len(stub.recorded())
         with pytest.raises(VenomError) as err:
-            await lib.service.search(OWNER, {"query": "   "})
+            await lib.search(query="   ")
     assert err.value.code == "invalid_params.query"
     assert len(stub.recorded()) == before
 
@@ -590,31 +601,34 @@ async def test_status_counts_vectors_and_pending(tmp_path: Path, stub: EmbedStub
     assert status["worker"]["embedded"] == 3
 
 
-# -- the daemon handlers -----------------------------------------------------------------------
+# -- in process: LocalClient --------------------------------------------------------------------
 
 
 @pytest.mark.anyio
-async def test_daemon_handlers_take_manifest_checked_params(
-    tmp_path: Path, stub: EmbedStub
-) -> None:
-    """What the daemon calls: its Request, with params as dispatch.prepare leaves them."""
+async def test_local_client_searches_hybrid_in_process(tmp_path: Path, stub: EmbedStub) -> None:
+    """An in-process App with the HTTP embedder and the service's index: LocalClient's
+    memory.search embeds the query through the app's embedder (one request to the loopback
+    stub, the query as its input) and is hybrid; memory.get's embedding is the index's."""
     async with running(tmp_path / "store.db", config(stub)) as lib:
         m1, m2, m3 = await fixture(lib)
-        handlers = lib.service.handlers()
-        assert set(handlers) == {"memory.search", "memory.get"}
+        me = LocalClient(lib.app, OWNER)
+        before = len(stub.inputs())
 
-        async def call(verb_name: str, params: dict[str, Any]) -> dict[str, Any]:
-            verb, checked = prepare(verb_name, params, OWNER)
-            request = Request(daemon=cast(Any, None), principal=OWNER, verb=verb, params=checked)
-            return await handlers[verb_name](request)
+        def call(verb: str, params: dict[str, Any]) -> dict[str, Any]:
+            return me.call(verb, params)
 
-        result = await call("memory.search", {"query": QUERY})
-        got = await call("memory.get", {"id": m3})
+        result = await anyio.to_thread.run_sync(call, "memory.search", {"query": QUERY})
+        asked = stub.inputs()[before:]
+        fts = await anyio.to_thread.run_sync(call, "memory.search", {"query": QUERY, "mode": "fts"})
+        got = await anyio.to_thread.run_sync(call, "memory.get", {"id": m3})
         stub.mode = "hang"
         update_memory(lib.app, OWNER, id=m3, revision=1, content="changed")
-        pending = await call("memory.get", {"id": m3})
+        pending = await anyio.to_thread.run_sync(call, "memory.get", {"id": m3})
         stub.release()
+    assert asked == [[QUERY]]
     assert result["mode"] == "hybrid"
     assert ranks(result) == [(m2, 1, 2), (m3, None, 1), (m1, 2, None)]
+    assert fts["mode"] == "fts"
+    assert ids(fts) == [m2, m1]
     assert got["embedding"] == "ready"
     assert pending["embedding"] == "pending"

@@ -212,13 +212,12 @@ def test_a_serving_daemon_sweeps_tombstones_on_its_timer(tmp_path: Path) -> None
 
     import anyio
 
-    from venom_mem_adapters.daemon.event_log import EventLog
-    from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
+    from venom_mem_adapters.daemon.server import DaemonPaths
     from venom_mem_adapters.sqlite import SqliteStore
+    from venom_mem_cli.bootstrap import build_daemon
     from venom_mem_core.clock import FixedClock
     from venom_mem_core.config import Config
     from venom_mem_core.errors import VenomError
-    from venom_mem_core.usecases.app import App
     from venom_mem_core.usecases.memories import add_memory, delete_memory, get_memory
     from venom_mem_core.usecases.principals import OWNER
 
@@ -226,19 +225,14 @@ def test_a_serving_daemon_sweeps_tombstones_on_its_timer(tmp_path: Path) -> None
     data.mkdir(mode=0o700)
     store = SqliteStore.open(data / "store.db")
     clock = FixedClock(datetime(2026, 1, 1, tzinfo=UTC))
-    app = App(store=store, clock=clock, events=EventLog(clock))
+    paths = DaemonPaths(socket=tmp_path / "d.sock", store=data / "store.db", config=tmp_path)
+    daemon = build_daemon(store, Config(), paths, on_demand=False, clock=clock)
+    app = daemon.app
     gone = add_memory(app, OWNER, space="user", content="deleted long ago")["id"]
     delete_memory(app, OWNER, id=gone, revision=1)
     clock.advance(timedelta(days=29))
     kept = add_memory(app, OWNER, space="user", content="deleted later")["id"]
     delete_memory(app, OWNER, id=kept, revision=1)
-    daemon = Daemon(
-        app=app,
-        events=app.events,  # type: ignore[arg-type]  # an EventLog, made above
-        config=Config(),
-        paths=DaemonPaths(socket=tmp_path / "d.sock", store=data / "store.db", config=tmp_path),
-        on_demand=False,
-    )
 
     def exists(id: str) -> bool:
         try:

@@ -27,14 +27,9 @@ import apsw
 import attrs
 
 from venom_mem_adapters.config_file import load_config
-from venom_mem_adapters.daemon import ops
-from venom_mem_adapters.daemon.event_log import EventLog
 from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
 from venom_mem_adapters.sqlite import SqliteStore, StoreLock, open_connection
-from venom_mem_core.clock import SystemClock
-from venom_mem_core.errors import VenomError
-from venom_mem_core.usecases.app import App
-from venom_mem_core.usecases.memories import sweep_tombstones
+from venom_mem_cli.bootstrap import build_daemon
 
 __all__ = [
     "ERROR_CLASSES",
@@ -151,31 +146,20 @@ async def _serve_until(
 @contextlib.contextmanager
 def in_process_daemon(root: Path, *, vfs: str | None = None) -> Iterator[InProcessDaemon]:
     """Serve ``root/data/store.db`` on ``root/d.sock`` until the block exits, then stop the
-    daemon and close the store (a clean stop, as SIGTERM gives one). Wired as
-    ``venom_mem_cli.bootstrap`` wires a daemon with embeddings off: the tombstone sweep, the
-    ops handlers, the audit log attached."""
+    daemon and close the store (a clean stop, as SIGTERM gives one). Built by the composition
+    root's own :func:`~venom_mem_cli.bootstrap.build_daemon`, as ``serve`` builds it."""
     sock = root / "d.sock"
     store_path = root / "data" / "store.db"
     config_path = root / "config.zon"
     config = load_config(config_path)
+    paths = DaemonPaths(socket=sock, store=store_path, config=config_path)
     with StoreLock(store_path):
         store = SqliteStore.open(store_path, vfs=vfs)
         try:
-            clock = SystemClock()
-            events = EventLog(clock)
-            app = App(store=store, clock=clock, events=events, settings=config.memory_settings())
-            with contextlib.suppress(VenomError):
-                sweep_tombstones(app)
-            daemon = Daemon(
-                app=app,
-                events=events,
-                config=config,
-                paths=DaemonPaths(socket=sock, store=store_path, config=config_path),
-                on_demand=False,
-                handlers=ops.handlers(),
-            )
-            ops.attach(daemon)
-            with anyio.from_thread.start_blocking_portal() as portal:
+            daemon = build_daemon(store, config, paths, on_demand=False)
+            with contextlib.ExitStack() as closing:
+                closing.callback(daemon.close)
+                portal = closing.enter_context(anyio.from_thread.start_blocking_portal())
                 sock.unlink(missing_ok=True)
                 listener = portal.call(
                     functools.partial(anyio.create_unix_listener, sock, mode=0o600)

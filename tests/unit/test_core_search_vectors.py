@@ -32,6 +32,9 @@ class LaggingIndex:
     ) -> list[tuple[int, float]]:
         return self.hits[:limit]
 
+    def __contains__(self, id: object) -> bool:
+        return any(id == number for number, _ in self.hits)
+
 
 def test_hits_for_gone_or_deleted_memories_are_dropped_and_ranks_close_up() -> None:
     app = App(store=InMemoryStore(), clock=FixedClock(), embedder=FixedEmbedder())
@@ -42,15 +45,9 @@ def test_hits_for_gone_or_deleted_memories_are_dropped_and_ranks_close_up() -> N
     delete_memory(app, OWNER, id=deleted, revision=1)
     purge_memory(app, OWNER, id=purged)
     stale = [(int(purged[1:]), 0.99), (int(deleted[1:]), 0.98)]
-    index = LaggingIndex([*stale, (int(kept[1:]), 0.5), (int(other[1:]), 0.4)])
+    app.vectors = LaggingIndex([*stale, (int(kept[1:]), 0.5), (int(other[1:]), 0.4)])
     result = search_memories(
-        app,
-        OWNER,
-        query="nothing matches this",
-        spaces=["user"],
-        query_vector=[1.0, 0.0],
-        vectors=index,
-        fusion="rrf",
+        app, OWNER, query="nothing matches this", spaces=["user"], fusion="rrf"
     )
     assert result["mode"] == "hybrid"
     assert [(h["id"], h["vector_rank"]) for h in result["results"]] == [(kept, 1)]

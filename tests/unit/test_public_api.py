@@ -91,7 +91,7 @@ def test_the_whole_core_does_no_io() -> None:
     loaded = _modules_after(
         "import venom_mem_core\n"
         "for name in venom_mem_core.__all__: getattr(venom_mem_core, name)\n"
-        "import venom_mem_core.usecases.handlers, venom_mem_core.dispatch"
+        "import venom_mem_core.usecases.verbs, venom_mem_core.dispatch"
     )
     assert [m for m in loaded if m != "attrs"] == []
 
@@ -111,24 +111,31 @@ def test_the_readmes_in_process_example_runs_on_both_stores(tmp_path: Path) -> N
 
 
 def test_local_client_answers_every_manifest_verb_or_unsupported() -> None:
-    """In process, a verb only a daemon answers is ``unsupported.verb``, never a KeyError."""
+    """In process, every manifest verb is answered by its use case, or is
+    ``unsupported.verb`` when only a daemon answers it (the registry's ``daemon`` verbs,
+    ``hello`` among them), never a KeyError."""
     from venom_mem_core import App, InMemoryStore, LocalClient, Principal, SystemClock
     from venom_mem_core.errors import VenomError
     from venom_mem_core.manifest import MANIFEST
+    from venom_mem_core.usecases.verbs import VERBS
 
     owner = Principal(id="owner", label="owner")
     codes: dict[str, str] = {}
     with InMemoryStore() as store:
         me = LocalClient(App(store=store, clock=SystemClock()), owner)
         for verb in MANIFEST.verbs:
-            if verb.local or verb.name == "hello":
-                continue
+            params = verb.examples[0].get("params", {}) if verb.examples else {}
             try:
-                me.call(verb.name, {})
+                me.call(verb.name, params)
             except VenomError as error:
                 codes[verb.name] = error.code
-    assert codes["ping"] == "unsupported.verb"
-    assert codes["doctor"] == "unsupported.verb"
-    assert "memory.list" not in codes  # the core's verbs answer
-    allowed = {"invalid_params", "not_found", "unsupported"}
+            else:
+                codes[verb.name] = "ok"
+    daemon_only = {name for name, binding in VERBS.items() if binding.runs == "daemon"}
+    assert {"hello", "ping", "doctor", "events", "config.get", "skill"} <= daemon_only
+    unsupported = {name for name, code in codes.items() if code == "unsupported.verb"}
+    local = {verb.name for verb in MANIFEST.verbs if verb.local}  # the CLI's own: serve, mcp
+    assert unsupported == daemon_only | local
+    assert codes["memory.list"] == codes["whoami"] == "ok"  # the core's verbs answer
+    allowed = {"ok", "invalid_params", "not_found", "unsupported"}
     assert {name: code for name, code in codes.items() if code.split(".")[0] not in allowed} == {}

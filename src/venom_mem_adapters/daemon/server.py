@@ -2,9 +2,13 @@
 
 One connection is one caller. After ``hello`` every request is checked against the
 manifest and the caller's rights before any handler runs (:func:`venom_mem_core.dispatch.
-prepare`). Writes run one at a time on the store's one writer; reads run on a small pool of
-read-only connections, so a read answers while a write is held. Requests on a connection may
-be pipelined and are answered as they finish, each reply carrying its request's ``id``.
+prepare`). The core's verb registry (``venom_mem_core.usecases.verbs.VERBS``) says what
+answers a verb and where it runs: writes one at a time on the store's one writer, reads on a
+small pool of read-only connections (so a read answers while a write is held), and the
+operations verbs here, from the daemon's own state (:mod:`.ops`). A query the use case will
+embed is embedded first, off the pool, within ``embeddings.query_timeout_ms``. Requests on a
+connection may be pipelined and are answered as they finish, each reply carrying its
+request's ``id``.
 
 Bounds (docs/adr/0013): at most ``max_connections`` connections (the one over it is told so
 and closed), unread bytes held to a budget (flow.py), the readers and the writer shared
@@ -21,9 +25,9 @@ import logging
 import os
 import resource
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -34,17 +38,23 @@ from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest_types import Verb
+from venom_mem_core.ports import Embedder
 from venom_mem_core.records import Grant, Principal
 from venom_mem_core.usecases import principals
 from venom_mem_core.usecases.app import App
-from venom_mem_core.usecases.handlers import HANDLERS
 from venom_mem_core.usecases.memories import sweep_tombstones
+from venom_mem_core.usecases.search import embed_text
+from venom_mem_core.usecases.verbs import VERBS, Binding
 
 from ..sqlite.errors import is_disk_full
 from .connection import CALLER, Connection
 from .event_log import EventLog
 from .flow import ByteBudget, FairGate, HeapTrimmer
 from .writer import WriterThread
+
+if TYPE_CHECKING:
+    from ..embeddings.service import EmbeddingService
+    from .ops import Ops
 
 __all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
 
@@ -84,6 +94,21 @@ class Request:
 DaemonHandler = Callable[[Request], Awaitable[dict[str, Any]]]
 
 
+class Embedded:
+    """The embedder a use case gets once its query was embedded ahead: it answers with that
+    vector, or ``unavailable.embeddings`` when embedding it failed or took too long."""
+
+    def __init__(self, provider: Embedder, vector: Sequence[float] | None) -> None:
+        self.model = provider.model
+        self.dimensions = provider.dimensions
+        self._vector = vector
+
+    def embed(self, texts: Sequence[str], *, timeout_s: float) -> list[list[float]]:
+        if self._vector is None:
+            raise VenomError("unavailable.embeddings", "the query could not be embedded")
+        return [list(self._vector) for _ in texts]
+
+
 class DiskFull:
     """Writes are failing for want of space: the last error, and when to probe again."""
 
@@ -116,7 +141,8 @@ class DaemonPaths:
 
 
 class Daemon:
-    """The serving state of one daemon process: one source, one app, its principals.
+    """The serving state of one daemon process: one source, one app, its principals, and the
+    operations verbs' state (``ops``). ``venom_mem_cli.bootstrap.build_daemon`` builds one.
 
     ``config`` is replaced on ``config.reload``; keys that need a restart keep the values
     this daemon started with (``started_config``).
@@ -130,7 +156,8 @@ class Daemon:
         config: Config,
         paths: DaemonPaths,
         on_demand: bool,
-        handlers: Mapping[str, DaemonHandler] | None = None,
+        ops: Ops,
+        embeddings: EmbeddingService | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.app = app
@@ -141,10 +168,8 @@ class Daemon:
         self.on_demand = on_demand
         self.source = events.source
         self.version = venom_mem_core.__version__
-        self.handlers: dict[str, DaemonHandler] = {
-            "ping": self._ping,
-        }
-        self.handlers.update(handlers or {})
+        self.ops = ops
+        self.embeddings = embeddings
         self._writer = WriterThread()
         self._readers = FairGate(READERS)
         self._writes = FairGate(WRITES_AHEAD)
@@ -157,9 +182,6 @@ class Daemon:
         self._stopping = anyio.Event()
         self.write_failure: str | None = None
         self.disk_full: DiskFull | None = None
-        # Set by the composition root when embeddings are on; doctor reads it.
-        self.embedding_facts: Callable[[], Any] | None = None
-        self.config_listeners: list[Callable[[Config], None]] = []
 
     # Serving ------------------------------------------------------------------------------
 
@@ -230,15 +252,18 @@ class Daemon:
         self.stop()
 
     def close(self) -> None:
-        """After serving: let queued writes finish and stop the writer thread."""
+        """After serving: let queued writes finish and stop the writer thread, then stop the
+        embedding worker."""
         self._writer.close()
+        if self.embeddings is not None:
+            self.embeddings.close()
 
     def apply_config(self, config: Config) -> None:
         """Run with a reloaded config (restart-only keys already kept as started)."""
         self.config = config
         self.app.settings = config.memory_settings()
-        for listener in self.config_listeners:
-            listener(config)
+        if self.embeddings is not None:
+            self.embeddings.reconfigure(config.embeddings)
 
     @property
     def unknown_grants(self) -> tuple[Grant, ...]:
@@ -319,24 +344,48 @@ class Daemon:
 
     async def dispatch(self, principal: Principal, verb_name: Any, params: Any) -> dict[str, Any]:
         verb, checked = prepare(verb_name, params, principal)
-        handler = self.handlers.get(verb.name)
-        if handler is not None:
+        binding = VERBS.get(verb.name)
+        if binding is None or binding.runs == "daemon":
+            handler = self.ops.handlers.get(verb.name)
+            if handler is None:  # hello after hello, or a verb this daemon doesn't serve
+                raise VenomError("unsupported.verb", f"{verb.name} is not served by this daemon")
             return await handler(
                 Request(daemon=self, principal=principal, verb=verb, params=checked)
             )
-        core = HANDLERS.get(verb.name)
-        if core is None:
-            raise VenomError("unsupported.verb", f"{verb.name} is not served by this daemon")
-        return await self.run_core(verb, principal, checked)
+        if binding.audited:
+            await self.ops.audit.check()
+        return await self.run_core(binding, principal, checked)
 
     async def run_core(
-        self, verb: Verb, principal: Principal, params: dict[str, Any]
+        self, binding: Binding, principal: Principal, params: dict[str, Any]
     ) -> dict[str, Any]:
         """Run a core use case off the reactor: writes one at a time, reads on the pool."""
-        call = functools.partial(HANDLERS[verb.name], self.app, principal, **params)
-        if verb.right in ("write", "admin"):
+        handler = binding.handler
+        assert handler is not None  # the registry gives every reader and writer verb one
+        app = self.app
+        if binding.embeds is not None and app.embedder is not None:
+            app = await self._embedded_ahead(app, binding.embeds(app, **params))
+        call = functools.partial(handler, app, principal, **params)
+        if binding.runs == "writer":
             return await self.in_writer(call)
         return await self.in_reader(call)
+
+    async def _embedded_ahead(self, app: App, text: str | None) -> App:
+        """The app the use case gets once ``text`` is embedded, in a thread of its own and
+        within ``query_timeout_ms``: the provider is never waited on while holding a reader
+        (a provider that hangs must not hold back other callers' reads)."""
+        if text is None or app.embedder is None:
+            return app
+        from ..embeddings.worker import in_daemon_thread  # loaded only with embeddings on
+
+        vector = None
+        with anyio.move_on_after(app.settings.query_timeout_ms / 1000):
+            try:
+                call = functools.partial(embed_text, app, text)
+                vector = await in_daemon_thread(call, name="venom-mem query embed")
+            except Exception:
+                log.exception("embedding a query failed")
+        return attrs.evolve(app, embedder=Embedded(app.embedder, vector))
 
     async def in_reader(self, fn: Callable[[], T]) -> T:
         """Run a read on the pool, in its connection's turn."""
@@ -401,11 +450,6 @@ class Daemon:
             await anyio.sleep(interval_s)
             with contextlib.suppress(VenomError):
                 await self.in_writer(self.app.store.erase_pending_traces)
-
-    # Daemon-level verbs -------------------------------------------------------------------
-
-    async def _ping(self, request: Request) -> dict[str, Any]:
-        return {"pong": True, "source": self.source, "pid": os.getpid()}
 
 
 def _ignore_late_wakeups(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

@@ -18,50 +18,41 @@ with the store (docs/adr/0007):
 * Both paths take one upkeep lock, so a re-read never interleaves with the worker's
   transaction.
 
-Search embeds the query off the event loop within ``query_timeout_ms`` and then runs the
-core's ``search_memories`` on a reader thread with the index as its vector list; a failed or
-late query embedding gives ``query_vector=None`` and the core picks the fallback of section 5.
+The index is the app's vector search (``app.vectors``), so the core's memory.search is hybrid
+and memory.get's ``embedding`` says whether the memory has a row; the use case embeds the
+query itself, through ``app.embedder`` (docs/adr/0026).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
-import anyio
 import apsw
 import attrs
 
 from venom_mem_core.config import EmbeddingsConfig, is_loopback_url
-from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import Embedder
-from venom_mem_core.ranking import cut_utf8, query_tokens
-from venom_mem_core.records import Principal
 from venom_mem_core.usecases.app import App
-from venom_mem_core.usecases.memories import get_memory
-from venom_mem_core.usecases.search import search_memories
 
 from ..sqlite import vectors
 from ..sqlite.store import SqliteStore
 from ..sqlite.tx import SqliteReadTx
 from .http_embedder import HttpEmbedder
 from .vector_index import RowMeta, VectorIndex
-from .worker import Backoff, EmbeddingWorker, in_daemon_thread
+from .worker import Backoff, EmbeddingWorker
 
 if TYPE_CHECKING:
     from ..daemon.ops.doctor import EmbeddingFacts
-    from ..daemon.server import Request
 
 __all__ = ["EmbeddingService", "EventFeed", "embedder_from_config"]
 
 log = logging.getLogger("venom_mem.embeddings")
 
-READERS = 4
 PENDING_WARN_AFTER = timedelta(hours=1)
 # Spare rows allocated at load beyond the live memories (untouched, so not resident).
 _SPARE_FRACTION = 0.125
@@ -113,7 +104,8 @@ def _memory_number(value: Any) -> int | None:
 
 
 class EmbeddingService:
-    """Embeddings for one daemon: the index, the worker, search and doctor's facts."""
+    """Embeddings for one daemon: the index (made the app's ``vectors``), the worker and
+    doctor's facts."""
 
     def __init__(
         self,
@@ -135,6 +127,7 @@ class EmbeddingService:
         self._events = events
         self._embedder = embedder
         self.index = VectorIndex(model=config.model, dimensions=config.dimensions)
+        app.vectors = self.index
         self.worker = EmbeddingWorker(
             embedder=embedder,
             fetch_pending=self._fetch_pending,
@@ -148,7 +141,6 @@ class EmbeddingService:
         self._seen = 0
         self._unsubscribe: Callable[[], None] | None = None
         self._stale: set[int] = set()  # rows whose refresh failed; the worker retries them
-        self._readers: anyio.CapacityLimiter | None = None
         self._started: float | None = None
         self.dropped_at_start = 0
         self.bad_vectors = 0
@@ -327,70 +319,11 @@ class EmbeddingService:
                 raise
         return len(added)
 
-    # -- verbs ---------------------------------------------------------------------------
-
-    def _limiter(self) -> anyio.CapacityLimiter:
-        if self._readers is None:
-            self._readers = anyio.CapacityLimiter(READERS)
-        return self._readers
-
-    async def embed_query(self, query: str) -> list[float] | None:
-        """The query's vector, or None if the provider failed or took over query_timeout_ms."""
-        timeout_s = self._config.query_timeout_ms / 1000
-        text = cut_utf8(query, self._config.max_input_bytes)
-        call = functools.partial(self._embedder.embed, [text], timeout_s=timeout_s)
-        with anyio.move_on_after(timeout_s):
-            try:
-                found = await in_daemon_thread(call, name="venom-mem query embed")
-            except VenomError:
-                return None
-            except Exception:
-                log.exception("embedding a query failed")
-                return None
-            return list(found[0])
-        return None
-
-    async def search(self, principal: Principal, params: dict[str, Any]) -> dict[str, Any]:
-        """memory.search with params already checked against the manifest."""
-        query_tokens(params.get("query", ""))  # invalid_params.query before any provider call
-        vector = None
-        if params.get("mode", "auto") != "fts":
-            vector = await self.embed_query(params["query"])
-        call = functools.partial(
-            search_memories,
-            self._app,
-            principal,
-            **params,
-            query_vector=vector,
-            vectors=self.index,
-        )
-        return await anyio.to_thread.run_sync(call, limiter=self._limiter())
-
-    async def get(self, principal: Principal, params: dict[str, Any]) -> dict[str, Any]:
-        """memory.get, with ``embedding`` from the index: ready when the memory has a row."""
-        call = functools.partial(get_memory, self._app, principal, **params)
-        result = await anyio.to_thread.run_sync(call, limiter=self._limiter())
-        number = _memory_number(result.get("id"))
-        if result.get("embedding", "off") != "off" and number is not None:
-            result["embedding"] = "ready" if number in self.index else "pending"
-        return result
-
-    def handlers(self) -> dict[str, Callable[[Request], Awaitable[dict[str, Any]]]]:
-        """Daemon handlers that override the core's for these verbs."""
-
-        async def memory_search(request: Request) -> dict[str, Any]:
-            return await self.search(request.principal, request.params)
-
-        async def memory_get(request: Request) -> dict[str, Any]:
-            return await self.get(request.principal, request.params)
-
-        return {"memory.search": memory_search, "memory.get": memory_get}
-
     # -- doctor --------------------------------------------------------------------------
 
     def embedding_facts(self) -> EmbeddingFacts:
         """What doctor's embeddings checks need from the worker. Cheap and non-blocking, so
-        doctor can call it on the reactor (``daemon.embedding_facts``).
+        doctor can call it on the reactor.
 
         ``last_error``/``last_ok`` are the provider's latest outcome (a wrong vector length
         included). ``pending_over_hour`` is given as 0 while the daemon is younger than an

@@ -36,6 +36,7 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.manifest_types import Manifest, Verb
 from venom_mem_core.params import check_params, json_schema, params_schema
+from venom_mem_core.usecases.verbs import VERBS
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
@@ -248,7 +249,7 @@ def exposed_verbs(manifest: Manifest, audience: str = "owner") -> Iterable[Verb]
     """The verbs that become tools for ``audience``, in manifest order."""
     rights = AUDIENCES[audience]
     for verb in manifest.verbs:
-        if verb.local or verb.name in EXCLUDED_VERBS:
+        if verb.name not in VERBS or verb.name in EXCLUDED_VERBS:  # served by no daemon
             continue
         if rights is not None and verb.right not in rights:
             continue
@@ -265,7 +266,7 @@ def build_catalog(manifest: Manifest, audience: str = "owner") -> dict[str, Tool
             description=verb.summary,
             input_schema=params_schema(verb),
             output_schema=_output_schema(verb),
-            read_only=verb.right in (None, "read"),
+            read_only=VERBS[verb.name].read_only,
         )
         catalog[spec.name] = spec
     return catalog

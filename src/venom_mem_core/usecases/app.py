@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from ..ports import Clock, Embedder, EventSink, Store
+from ..ports import Clock, Embedder, EventSink, Store, VectorSearch
 from ..registry import Registry
 from ..search_options import DEFAULT_FUSION, DEFAULT_QUERY_MODE
 
@@ -16,7 +16,8 @@ __all__ = ["App", "MemorySettings", "NullEvents"]
 @attrs.frozen(kw_only=True)
 class MemorySettings:
     """What the use cases read of the config (RFC-0020 section 11): the ``memory`` and
-    ``search`` sections, and the longest life of a grant.issue token."""
+    ``search`` sections, how a query is embedded, and the longest life of a grant.issue
+    token."""
 
     max_content_bytes: int = 65536
     max_versions: int = 20
@@ -25,6 +26,8 @@ class MemorySettings:
     query_mode: str = DEFAULT_QUERY_MODE
     fusion: str = DEFAULT_FUSION
     max_token_ttl: int = 86400
+    query_timeout_ms: int = 2000
+    embed_input_bytes: int = 32768
 
 
 class NullEvents:
@@ -44,11 +47,15 @@ class App:
 
     ``registry`` is loaded from the store when the app is made, so an app made at serve holds
     every durable client before the socket exists (RFC-0020 section 4).
+
+    With an ``embedder`` and ``vectors`` (the index of the memories' vectors), memory.search
+    embeds the query and is hybrid; with an embedder alone it falls back to full text.
     """
 
     store: Store
     clock: Clock
     events: EventSink = attrs.field(factory=NullEvents)
     embedder: Embedder | None = None
+    vectors: VectorSearch | None = None
     settings: MemorySettings = attrs.field(factory=MemorySettings)
     registry: Registry = attrs.field(default=attrs.Factory(_load_registry, takes_self=True))

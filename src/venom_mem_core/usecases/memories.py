@@ -220,9 +220,12 @@ def get_memory(
 
 
 def embedding_state(app: App, tx: ReadTx, memory: Memory) -> str:
-    """``off`` with no provider; otherwise ``ready`` or ``pending``."""
+    """``off`` with no provider; otherwise ``ready`` or ``pending``: from the vector index
+    when the app has one, else from the store's vectors."""
     if app.embedder is None:
         return "off"
+    if app.vectors is not None:
+        return "ready" if memory.id in app.vectors else "pending"
     has_vector = getattr(tx, "has_vector", None)
     return "ready" if has_vector is not None and has_vector(memory.id) else "pending"
 

@@ -2,6 +2,10 @@
 
 The readable set goes into the store's query, so a row the caller can't read never takes a
 rank, and ``fts_rank`` is the same as in a store holding only the readable rows.
+
+With ``app.embedder`` and ``app.vectors``, memory.search embeds the query through the
+embedder before it reads the store (:func:`query_text`, then :func:`embed_text`); a failed
+or late embedding is the fallback of section 5.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from .. import validation as v
 from ..errors import VenomError
 from ..fusion import FUSIONS, fuse_lists
 from ..grants import Access, Resource, check, readable_memories
-from ..ports import MemoryFilter, ReadTx, VectorSearch
+from ..ports import MemoryFilter, ReadTx
 from ..ranking import (
     LIST_DEPTH,
     QUERY_MODES,
@@ -21,6 +25,7 @@ from ..ranking import (
     bounded_snippet,
     cut_utf8,
     preview,
+    query_tokens,
     search_terms,
 )
 from ..records import Hit, Memory, Principal
@@ -28,7 +33,7 @@ from ..shapes import hit_json, memory_id
 from .app import App
 from .sessions import check_session_readable, lineage
 
-__all__ = ["list_memories", "search_memories"]
+__all__ = ["embed_text", "list_memories", "query_text", "search_memories"]
 
 
 def _filter(
@@ -89,6 +94,27 @@ def _preview(memory: Memory) -> str:
     return cut_utf8(memory.content, SNIPPET_BYTES)
 
 
+def query_text(app: App, *, query: str, mode: str = "auto", **_: Any) -> str | None:
+    """The text memory.search will embed for these params, or ``None`` when it embeds
+    nothing (mode ``fts``, no embedder or no vector index). A query with no words is
+    ``invalid_params.query`` here, before any provider is called."""
+    query_tokens(query)
+    if mode == "fts" or app.embedder is None or app.vectors is None:
+        return None
+    return cut_utf8(query, app.settings.embed_input_bytes)
+
+
+def embed_text(app: App, text: str) -> list[float] | None:
+    """``text``'s vector from ``app.embedder`` within ``search.query_timeout_ms``, or
+    ``None`` when the provider failed or took too long."""
+    assert app.embedder is not None  # query_text gave a text, so there is one
+    try:
+        found = app.embedder.embed([text], timeout_s=app.settings.query_timeout_ms / 1000)
+    except VenomError:
+        return None
+    return list(found[0])
+
+
 def search_memories(
     app: App,
     who: Principal,
@@ -105,11 +131,8 @@ def search_memories(
     query_mode: str | None = None,
     fusion: str | None = None,
     limit: int = 10,
-    query_vector: Sequence[float] | None = None,
-    vectors: VectorSearch | None = None,
 ) -> dict[str, Any]:
-    """Search. With an embedder, the caller embeds the query first (``query_vector``, off the
-    store's thread; ``None`` then means it failed or timed out) and passes the vector index.
+    """Search; hybrid when the app has an embedder and a vector index (see the module).
 
     ``query_mode`` and ``fusion`` default to the store's ``search.query_mode`` and
     ``search.fusion`` (docs/adr/0015, 0016)."""
@@ -122,6 +145,9 @@ def search_memories(
     tokens = search_terms(query, query_mode)
     if mode == "vector" and app.embedder is None:
         raise VenomError("unsupported.embeddings_off", "mode vector needs embeddings on")
+    text = query_text(app, query=query, mode=mode)
+    query_vector = embed_text(app, text) if text is not None else None
+    vectors = app.vectors
     if mode == "vector" and query_vector is None:
         raise VenomError("unavailable.embeddings", "the query could not be embedded")
     with app.store.read() as tx:

@@ -5,14 +5,14 @@ The event log lives in memory and dies with the daemon, so ``principal.issued`` 
 beside the store (0600, never followed through a link). An entry is
 ``{"ts", "type", "principal", "label"?, "source", "seq"}``: IDs and labels, never a token.
 
-:func:`attach` subscribes to the daemon's event log and first writes whatever ``principal.*``
-events the log already holds, so attaching late loses nothing the log still retains. The
-``audit`` verb (admin) returns the newest ``limit`` entries, oldest first.
+:meth:`AuditLog.start` subscribes to the daemon's event log and first writes whatever
+``principal.*`` events the log already holds, so starting late loses nothing the log still
+retains. The ``audit`` verb (admin) returns the newest ``limit`` entries, oldest first.
 
-Auditing fails closed (docs/adr/0013): the verbs that issue or revoke a token
-(:data:`AUDITED_VERBS`) first make sure the file can be appended to, and answer
-``failed.audit`` naming the path, with nothing changed, when it can't (a link planted at the
-path, a directory, a file of someone else's, no room to create it).
+Auditing fails closed (docs/adr/0013): the verbs that issue or revoke a token (``audited`` in
+the core's verb registry) first make sure the file can be appended to (:meth:`AuditLog.
+check`), and answer ``failed.audit`` naming the path, with nothing changed, when it can't (a
+link planted at the path, a directory, a file of someone else's, no room to create it).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import logging
 import os
 import stat
 import threading
-import weakref
 from pathlib import Path
 from typing import Any
 
@@ -34,25 +33,20 @@ import anyio
 from venom_mem_core.errors import VenomError
 
 from ..event_log import EventLog
-from ..server import Daemon, DaemonHandler, Request
+from ..server import Request
 
 __all__ = [
-    "AUDITED_VERBS",
     "AuditLog",
-    "attach",
     "audit_path",
     "audit_problem",
     "audit_state",
     "audit_verb",
-    "audited_handlers",
     "read_entries",
 ]
 
 log = logging.getLogger("venom_mem.audit")
 
 AUDITED = ("principal.",)
-# The verbs whose events are audited: each refuses to run when the audit log can't be written.
-AUDITED_VERBS = ("client.add", "client.remove", "grant.issue", "grant.revoke")
 _FILE_MODE = 0o600
 _OPEN = os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -145,8 +139,18 @@ class AuditLog:
         self._unsubscribe: Any = None
 
     def start(self) -> None:
-        self._unsubscribe = self._events.subscribe(self.catch_up)
+        """Follow the event log, after writing what it already holds. Idempotent."""
+        with self._lock:
+            if self._unsubscribe is not None:
+                return
+            self._unsubscribe = self._events.subscribe(self.catch_up)
         self.catch_up()
+
+    async def check(self) -> None:
+        """``failed.audit`` unless an entry could be appended now (an audited verb's guard)."""
+        problem = await anyio.to_thread.run_sync(audit_problem, self.path)
+        if problem is not None:
+            raise _audit_error(self.path, problem)
 
     def stop(self) -> None:
         if self._unsubscribe is not None:
@@ -195,38 +199,8 @@ def read_entries(path: Path, limit: int) -> list[dict[str, Any]]:
     return list(newest)
 
 
-_LOGS: weakref.WeakKeyDictionary[Daemon, AuditLog] = weakref.WeakKeyDictionary()
-_LOGS_LOCK = threading.Lock()
-
-
-def attach(daemon: Daemon) -> AuditLog:
-    """Start the daemon's audit log once; later calls return the same one."""
-    with _LOGS_LOCK:
-        existing = _LOGS.get(daemon)
-        if existing is not None:
-            return existing
-        audit = AuditLog(audit_path(daemon.paths.store), daemon.events)
-        _LOGS[daemon] = audit
-    audit.start()
-    return audit
-
-
-async def _checked_first(request: Request) -> dict[str, Any]:
-    """Run an issuing or revoking verb only if its audit entry can be written."""
-    audit = attach(request.daemon)
-    problem = await anyio.to_thread.run_sync(audit_problem, audit.path)
-    if problem is not None:
-        raise _audit_error(audit.path, problem)
-    return await request.daemon.run_core(request.verb, request.principal, request.params)
-
-
-def audited_handlers() -> dict[str, DaemonHandler]:
-    """The daemon-level handlers of :data:`AUDITED_VERBS`."""
-    return dict.fromkeys(AUDITED_VERBS, _checked_first)
-
-
 async def audit_verb(request: Request) -> dict[str, Any]:
-    audit = attach(request.daemon)
+    audit = request.daemon.ops.audit
     limit = int(request.params.get("limit") or 100)
     await anyio.to_thread.run_sync(audit.catch_up)
     entries = await anyio.to_thread.run_sync(functools.partial(read_entries, audit.path, limit))

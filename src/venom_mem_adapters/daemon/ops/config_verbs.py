@@ -14,7 +14,6 @@ Each applied change appends a ``config.changed`` event with the keys, never the 
 from __future__ import annotations
 
 import functools
-import weakref
 from typing import Any
 
 import anyio
@@ -27,16 +26,6 @@ from ...config_file import load_config, parse_value_text, write_config_value
 from ..server import Daemon, Request
 
 __all__ = ["apply_config", "config_get", "config_reload", "config_set"]
-
-_LOCKS: weakref.WeakKeyDictionary[Daemon, anyio.Lock] = weakref.WeakKeyDictionary()
-
-
-def _lock(daemon: Daemon) -> anyio.Lock:
-    """One config change at a time per daemon (each reads, changes and writes the file)."""
-    lock = _LOCKS.get(daemon)
-    if lock is None:
-        lock = _LOCKS[daemon] = anyio.Lock()
-    return lock
 
 
 def apply_config(daemon: Daemon, from_file: Config) -> tuple[list[str], list[str]]:
@@ -63,7 +52,7 @@ async def config_set(request: Request) -> dict[str, Any]:
     daemon = request.daemon
     key = str(request.params["key"])
     value = parse_value_text(str(request.params["value"]))
-    async with _lock(daemon):
+    async with daemon.ops.config_lock:
         from_file = await anyio.to_thread.run_sync(
             functools.partial(write_config_value, daemon.paths.config, key, value)
         )
@@ -73,7 +62,7 @@ async def config_set(request: Request) -> dict[str, Any]:
 
 async def config_reload(request: Request) -> dict[str, Any]:
     daemon = request.daemon
-    async with _lock(daemon):
+    async with daemon.ops.config_lock:
         try:
             from_file = await anyio.to_thread.run_sync(load_config, daemon.paths.config)
         except VenomError as error:

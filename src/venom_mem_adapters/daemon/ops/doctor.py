@@ -4,8 +4,8 @@ The result is ``{"status": S, "checks": [{"id", "status", "message", "fix"}, ...
 0 when every check is ok, 1 with a warning and 2 with a failure (CONTRACT section 9). Doctor
 is read-only: it opens its own read-only connection to the store, looks at the files with
 ``lstat``, and never calls the embeddings endpoint. What it says about embeddings comes from
-the last calls the worker made, through an optional ``embedding_facts`` callable on the
-daemon returning :class:`EmbeddingFacts`, else from the embedder's ``last_health`` and the
+the last calls the worker made, through the daemon's embedding service
+(:class:`EmbeddingFacts`), else from the embedder's ``last_health`` and the
 store itself.
 
 ``embeddings.api_key`` never appears: messages name hosts and models, not URLs' secrets, and
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 from urllib.parse import urlsplit
@@ -437,21 +437,13 @@ def run_checks(inputs: Inputs) -> dict[str, Any]:
     return {"status": status, "checks": checks}
 
 
-def _facts(daemon: object) -> EmbeddingFacts | None:
-    source: Callable[[], Any] | None = getattr(daemon, "embedding_facts", None)
-    if not callable(source):
-        return None
-    facts = source()
-    return facts if isinstance(facts, dict) else None  # type: ignore[return-value]
-
-
 async def doctor_verb(request: Request) -> dict[str, Any]:
     daemon = request.daemon
     inputs = Inputs(
         store=daemon.paths.store,
         config=daemon.config,
         on_demand=daemon.on_demand,
-        facts=_facts(daemon),
+        facts=daemon.embeddings.embedding_facts() if daemon.embeddings is not None else None,
         health=getattr(daemon.app.embedder, "last_health", None),
         write_failure=daemon.write_failure,
         disk_full=daemon.disk_full.error.message if daemon.disk_full is not None else None,

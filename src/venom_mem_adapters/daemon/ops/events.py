@@ -22,7 +22,6 @@ import functools
 import json
 import re
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -33,15 +32,16 @@ import attrs
 
 from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Resource, holds
+from venom_mem_core.ports import Store
 from venom_mem_core.records import Principal
 from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.sessions import list_sessions
 from venom_mem_core.usecases.spaces import list_spaces
 
 from ..event_log import EventLog
-from ..server import Daemon, Request
+from ..server import Request
 
-__all__ = ["Cursor", "events_verb", "parse_cursor", "visible"]
+__all__ = ["Cursor", "Reporters", "events_verb", "parse_cursor", "visible"]
 
 # The snapshot stops growing here, so that a reply stays well inside one 1 MiB frame with a
 # full page of events after it.
@@ -130,46 +130,52 @@ def _session_numbers(events: Iterable[Mapping[str, Any]]) -> set[int]:
     return numbers
 
 
-_OWNERS: weakref.WeakKeyDictionary[Daemon, dict[int, str]] = weakref.WeakKeyDictionary()
-_OWNERS_LOCK = threading.Lock()
-_REMEMBERING: weakref.WeakSet[Daemon] = weakref.WeakSet()
+class Reporters:
+    """Who reported each session, for one daemon's ``self`` readers of session events. A
+    session's reporter never changes, so the cache keeps it for a session since purged;
+    :meth:`start` learns each new session's reporter as it starts, while its row exists
+    (ADR 0008)."""
 
+    def __init__(self, store: Store, events: EventLog) -> None:
+        self._store = store
+        self._events = events
+        self._cache: dict[int, str] = {}
+        self._lock = threading.Lock()
+        self._seen: int | None = None
 
-def _owners(daemon: Daemon, numbers: set[int]) -> dict[int, str]:
-    """Who reported each session, from a per-daemon cache (a session's reporter never
-    changes, and the cache keeps it for a session that has since been purged)."""
-    with _OWNERS_LOCK:
-        cache = _OWNERS.setdefault(daemon, {})
-        missing = numbers - cache.keys()
-    if missing:
-        found: dict[int, str] = {}
-        with daemon.app.store.read() as tx:
-            for number in missing:
-                row = tx.get_session(number)
-                if row is not None:
-                    found[number] = row.reported_by.principal
-        with _OWNERS_LOCK:
-            if len(cache) + len(found) > _OWNER_CACHE_MAX:
-                cache.clear()
-            cache.update(found)
-    return {n: cache[n] for n in numbers if n in cache}
+    def of(self, numbers: set[int]) -> dict[int, str]:
+        """The reporter of each of these sessions that is known or still stored."""
+        with self._lock:
+            missing = numbers - self._cache.keys()
+        if missing:
+            found: dict[int, str] = {}
+            with self._store.read() as tx:
+                for number in missing:
+                    row = tx.get_session(number)
+                    if row is not None:
+                        found[number] = row.reported_by.principal
+            with self._lock:
+                if len(self._cache) + len(found) > _OWNER_CACHE_MAX:
+                    self._cache.clear()
+                self._cache.update(found)
+        with self._lock:
+            return {n: self._cache[n] for n in numbers if n in self._cache}
 
+    def start(self) -> None:
+        """Follow the event log from now on. Idempotent."""
+        with self._lock:
+            if self._seen is not None:
+                return
+            self._seen = self._events.last_seq
+        self._events.subscribe(self._after_append)
 
-def remember_reporters(daemon: Daemon) -> None:
-    """Learn each new session's reporter as it starts, while its row exists: a ``self``
-    reader must still see a session's events after the session is purged (ADR 0008).
-    Idempotent."""
-    with _OWNERS_LOCK:
-        if daemon in _REMEMBERING:
-            return
-        _REMEMBERING.add(daemon)
-    seen = [daemon.events.last_seq]
-
-    def after_append() -> None:  # on the thread that emitted, right after the commit
-        fresh = daemon.events.after(seen[0])
-        if not fresh:
-            return
-        seen[0] = int(fresh[-1]["seq"])
+    def _after_append(self) -> None:  # on the thread that emitted, right after the commit
+        with self._lock:
+            assert self._seen is not None
+            fresh = self._events.after(self._seen)
+            if not fresh:
+                return
+            self._seen = int(fresh[-1]["seq"])
         started = {
             number
             for event in fresh
@@ -178,9 +184,7 @@ def remember_reporters(daemon: Daemon) -> None:
         }
         if started:
             with contextlib.suppress(VenomError):  # learned later, at read time, instead
-                _owners(daemon, started)
-
-    daemon.events.subscribe(after_append)
+                self.of(started)
 
 
 # -- one page ----------------------------------------------------------------------------------
@@ -198,14 +202,20 @@ def _wanted(event: Mapping[str, Any], types: frozenset[str] | None) -> bool:
 
 
 def read_page(
-    daemon: Daemon, who: Principal, after: int, types: frozenset[str] | None, limit: int
+    log: EventLog,
+    reporters: Reporters,
+    who: Principal,
+    *,
+    after: int,
+    types: frozenset[str] | None,
+    limit: int,
 ) -> Page:
     """Up to ``limit`` events after ``after`` that the caller may see. Blocking (it may read
     the store for ``self`` grants), so the handler runs it on a worker thread."""
-    pending = daemon.events.after(after)
+    pending = log.after(after)
     owners: dict[int, str] = {}
     if _needs_owners(who):
-        owners = _owners(daemon, _session_numbers(e for e in pending if _wanted(e, types)))
+        owners = reporters.of(_session_numbers(e for e in pending if _wanted(e, types)))
     shown: list[dict[str, Any]] = []
     seq = after
     for index, event in enumerate(pending):
@@ -350,7 +360,9 @@ async def events_verb(request: Request) -> dict[str, Any]:
     deadline = anyio.current_time() + wait_s
     while True:
         page = await anyio.to_thread.run_sync(
-            functools.partial(read_page, daemon, who, start, types, limit)
+            functools.partial(
+                read_page, log, daemon.ops.reporters, who, after=start, types=types, limit=limit
+            )
         )
         start = page.seq
         remaining = deadline - anyio.current_time()

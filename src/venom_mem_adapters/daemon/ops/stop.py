@@ -1,4 +1,6 @@
-"""``stop``: the owner asks the daemon to stop, as SIGTERM does (RFC-0020 section 8's
+"""``ping`` says which daemon answers (its source and pid).
+
+``stop``: the owner asks the daemon to stop, as SIGTERM does (RFC-0020 section 8's
 shutdown): the listener and the socket go at once, open connections read no more requests,
 and the ones in flight, this one's reply included, are answered before it exits.
 
@@ -13,7 +15,11 @@ from typing import Any
 
 from ..server import Request
 
-__all__ = ["stop_verb"]
+__all__ = ["ping_verb", "stop_verb"]
+
+
+async def ping_verb(request: Request) -> dict[str, Any]:
+    return {"pong": True, "source": request.daemon.source, "pid": os.getpid()}
 
 
 async def stop_verb(request: Request) -> dict[str, Any]:
