@@ -19,7 +19,7 @@ import attrs
 from .errors import VenomError
 from .ids import id_number
 from .records import Grant, Principal
-from .validation import MAX_SPACE_BYTES, SPACE_RE
+from .validation import is_space
 
 __all__ = [
     "GRANTABLE",
@@ -243,7 +243,7 @@ def valid_scope(scope: str) -> bool:
     if not colon:
         return False
     if kind == "space":
-        return bool(SPACE_RE.match(name)) and len(name.encode()) <= MAX_SPACE_BYTES
+        return is_space(name)
     if kind == "memory":
         return id_number(name, "m") is not None
     if kind == "session":
