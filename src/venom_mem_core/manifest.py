@@ -9,6 +9,7 @@ from __future__ import annotations
 from .grammar import (
     BRANCH,
     BRANCHES,
+    CLIENT_GRANTS,
     CLIENT_NAME,
     CONTENT,
     CWD,
@@ -16,6 +17,7 @@ from .grammar import (
     HARNESS,
     HARNESS_SESSION,
     IMPORTANCE,
+    ISSUABLE_GRANTS,
     KIND,
     MAX_ISSUED_TTL_S,
     RELATION,
@@ -634,7 +636,7 @@ CLIENT_VERBS = (
         "Create a durable client token with read and write grants. The token is shown once.",
         params=(
             Param("name", "Client name, such as claude-code", CLIENT_NAME, required=True),
-            Param("grants", "Grants, read and write only", GRANTS, required=True),
+            Param("grants", "Grants, read and write only", CLIENT_GRANTS, required=True),
             Param("ttl", "Lifetime in seconds; none by default", Type("integer", min=1)),
         ),
         result=_obj(
@@ -849,7 +851,7 @@ SHARED_VERBS = (
         "grant.issue",
         "Issue a short-lived token (at most a day) with grants you hold. It dies with the daemon.",
         params=(
-            Param("grants", "Grants", GRANTS, required=True),
+            Param("grants", "Grants", ISSUABLE_GRANTS, required=True),
             Param(
                 "ttl",
                 f"Seconds, at most {MAX_ISSUED_TTL_S}",

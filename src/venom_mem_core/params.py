@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .errors import VenomError
-from .grammar import SECRET_PATTERN
-from .ids import MAX_ID
+from .grammar import SECRET_PATTERN, id_pattern
 from .manifest_types import Type, Verb
 from .validation import check_value
 
@@ -29,7 +28,6 @@ _JSON_TYPES = {
     "array": "array",
     "object": "object",
 }
-_ID_DIGITS = len(str(MAX_ID))
 
 
 def check_params(verb: Verb, params: Any) -> dict[str, Any]:
@@ -85,7 +83,7 @@ def json_schema(type_: Type) -> dict[str, Any]:
     if type_.choices:
         schema["enum"] = list(type_.choices)
     if type_.id_prefix:
-        schema["pattern"] = f"^{type_.id_prefix}[1-9][0-9]{{0,{_ID_DIGITS - 1}}}$"
+        schema["pattern"] = f"^{id_pattern(type_.id_prefix)}$"
     if type_.min_bytes:
         schema["minLength"] = -(-type_.min_bytes // 4)  # four bytes at most per code point
     if type_.max_bytes is not None:

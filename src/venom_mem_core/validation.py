@@ -15,7 +15,7 @@ import re
 import unicodedata
 
 from .errors import VenomError
-from .grammar import SECRET_PATTERN, SPACE, python_regex
+from .grammar import SECRET_PATTERN, SPACE_PATTERN, python_regex
 from .ids import MAX_ID, id_number
 from .manifest_types import Type
 
@@ -28,6 +28,7 @@ __all__ = [
     "check_content_size",
     "check_value",
     "is_space",
+    "matches",
     "parse_id",
     "utf8_len",
 ]
@@ -85,10 +86,14 @@ def parse_id(value: str, prefix: str, param: str) -> int:
     return number
 
 
+def matches(pattern: str, text: str) -> bool:
+    """Whether ``text`` matches one of the grammar's ECMA-262 patterns."""
+    return _regex(pattern).match(text) is not None
+
+
 def is_space(name: str) -> bool:
     """Whether ``name`` is a space name (RFC-0020 section 3)."""
-    assert SPACE.pattern is not None
-    return _regex(SPACE.pattern).match(name) is not None
+    return matches(SPACE_PATTERN, name)
 
 
 def _secret_view(text: str) -> str:

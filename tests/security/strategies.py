@@ -124,6 +124,10 @@ def _string_for(name: str, type_: Type) -> st.SearchStrategy[str]:
         )
     if name == "name":
         options.append(st.from_regex(r"[a-z0-9][a-z0-9-]{0,70}", fullmatch=True))
+    if name == "scope":
+        options.append(
+            st.sampled_from(("*", "self", "space:user", "memory:m1", "session:*", "space:Bad"))
+        )
     if name in ("branch", "branches"):
         options.append(st.sampled_from(("main", "feature/x", "a..b", "-x", "x.lock", "@", "b/")))
     if name in ("harness", "harness_session", "cwd", "title", "description"):

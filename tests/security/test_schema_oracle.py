@@ -16,7 +16,7 @@ The disagreements allowed are the ones ADR 0024 names, each recognised precisely
   more UTF-8 bytes passes the schema and is ``invalid_params.range``;
 - an ID whose number is above 2^63-1 has the published ``m<N>`` shape;
 - the token check also reads the text's NFKC form without format characters;
-- rules no schema states: a query with no words, grant rights and selectors, config values.
+- rules no schema states: a query with no words, config values.
 """
 
 from __future__ import annotations
@@ -48,16 +48,9 @@ from venom_mem_core.validation import SECRET_RE
 
 EXAMPLES = 60
 CATALOG = build_catalog(MANIFEST)  # the owner's: every tool
-# Rules that need more than a value's grammar: the tokenizer, the grant vocabulary, the
-# config schema.
-UNPUBLISHED = frozenset(
-    {
-        "invalid_params.query",
-        "invalid_params.client_right",
-        "invalid_params.grant_scope",
-        "invalid_params.config",
-    }
-)
+# Rules that need more than a value's grammar: the tokenizer, the config schema.
+UNPUBLISHED = frozenset({"invalid_params.query", "invalid_params.config"})
+_BIG_ID = re.compile(r"(?:^|:)[msg]([0-9]{19})$")
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
@@ -95,10 +88,13 @@ def refusal(client: LocalClient, verb: str, arguments: dict[str, Any]) -> VenomE
 
 
 def _strings(value: Any) -> list[str]:
+    """The strings in a param's value: itself, its items, its items' members."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
+        return [text for item in value for text in _strings(item)]
+    if isinstance(value, dict):
+        return [text for member in value.values() for text in _strings(member)]
     return []
 
 
@@ -111,8 +107,8 @@ def allowed_gap(spec: ToolSpec, arguments: dict[str, Any], code: str, param: str
     limit = prop.get("items", prop).get("maxLength")
     if code == "invalid_params.range" and limit is not None:
         return any(len(t) <= limit < len(t.encode()) for t in texts)
-    if code == "invalid_params.type" and prop.get("items", prop).get("pattern", "")[1:2] in "msg":
-        return any(t[1:].isdigit() and int(t[1:]) > MAX_ID for t in texts)
+    if code in ("invalid_params.type", "invalid_params.grant_scope"):
+        return any((big := _BIG_ID.search(t)) and int(big[1]) > MAX_ID for t in texts)
     if code == "invalid_params.secret_content":
         return not any(SECRET_RE.search(t) for t in texts)
     return False

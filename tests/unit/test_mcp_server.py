@@ -22,7 +22,7 @@ from venom_mem_adapters.mcp.link import DaemonLink
 from venom_mem_adapters.mcp.server import ToolRunner, build_server
 from venom_mem_adapters.mcp.tools import build_catalog, tool_name, verb_name
 from venom_mem_core.errors import VenomError
-from venom_mem_core.grammar import SECRET_PATTERN, SPACE_PATTERN
+from venom_mem_core.grammar import GRANT_SCOPE_PATTERN, SECRET_PATTERN, SPACE_PATTERN
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 
 CATALOG = build_catalog(MANIFEST)
@@ -112,6 +112,11 @@ def test_listed_input_schemas_carry_the_rfc_grammars() -> None:
     assert (ttl["minimum"], ttl["maximum"]) == (1, 86_400)
     assert schemas["memory_dcontext"]["properties"]["spaces"]["minItems"] == 1
     assert schemas["client_dadd"]["properties"]["name"]["pattern"] == "^[a-z0-9][a-z0-9-]{0,63}$"
+    client_grant = schemas["client_dadd"]["properties"]["grants"]["items"]["properties"]
+    assert client_grant["right"]["enum"] == ["read", "write"]
+    assert client_grant["scope"]["pattern"] == GRANT_SCOPE_PATTERN
+    issued_grant = schemas["grant_dissue"]["properties"]["grants"]["items"]["properties"]
+    assert issued_grant["right"]["enum"] == ["read", "write", "admin"]
     for schema in schemas.values():
         Draft202012Validator.check_schema(schema)
 
