@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from .errors import VenomError
+from .grammar import MAX_ISSUED_TTL_S
 from .grants import parse_grants
 from .records import Grant
 from .search_options import DEFAULT_FUSION, DEFAULT_QUERY_MODE, FUSION_NAMES, QUERY_MODES
@@ -42,7 +43,6 @@ __all__ = [
 ]
 
 SECRET_MASK = "<secret>"
-MAX_TOKEN_TTL = 86_400
 MAX_CONTENT_BYTES = 262_144
 _SPEC = "venom_mem.spec"
 
@@ -257,7 +257,7 @@ class GrantsConfig:
 
     SECTION: ClassVar[str] = "grants"
     unknown: tuple[Grant, ...] = _leaf((Grant(right="read", scope="*"),), "grants")
-    max_token_ttl: int = _leaf(MAX_TOKEN_TTL, "int", lo=1, hi=MAX_TOKEN_TTL)
+    max_token_ttl: int = _leaf(MAX_ISSUED_TTL_S, "int", lo=1, hi=MAX_ISSUED_TTL_S)
 
 
 _SECTIONS: Mapping[str, type[Any]] = {

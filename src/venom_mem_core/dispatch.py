@@ -18,7 +18,7 @@ from .manifest import MANIFEST
 from .manifest_types import Manifest, Verb
 from .params import check_params
 from .records import Principal
-from .validation import SPACE_RE
+from .validation import is_space
 
 __all__ = ["authorize", "could_hold", "prepare"]
 
@@ -56,7 +56,7 @@ def authorize(verb: Verb, who: Principal, params: Mapping[str, Any]) -> None:
         check(who, right, Resource.of_session(None))
         return
     value = params.get(verb.resource) if verb.resource else None
-    if verb.resource == "space" and isinstance(value, str) and SPACE_RE.match(value):
+    if verb.resource == "space" and isinstance(value, str) and is_space(value):
         check(who, right, Resource.of_space(value))
     elif verb.resource == "id" and (number := _id_of(value, "m")) is not None:
         if not could_hold(who, right, "memory", number):

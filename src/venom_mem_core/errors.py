@@ -4,18 +4,22 @@ Every error carries a dotted ``code`` whose first part is its class. The class f
 exit code (CONTRACT section 3)::
 
     VenomError
-    ├── failed.*            exit 1   failed.store, failed.store_migration, failed.audit,
-    │                                failed.internal, failed.socket, failed.protocol
-    ├── invalid_params.*    exit 2   missing, type, unknown, range, space, tag, query, relation,
-    │                                secret_content, client_right, grant_scope, embeddings_url,
-    │                                frame, config, ...
-    ├── not_found.*         exit 3   memory, memory_revision, session, client
-    ├── denied.*            exit 4   read, write, admin, token, hello, startup_context
-    ├── conflict.*          exit 5   memory_revision, memory_duplicate, client_exists, store_locked
+    ├── failed.*            exit 1   store, store_migration, audit, internal, socket,
+    │                                protocol
+    ├── invalid_params.*    exit 2   missing, type, unknown, range, verb, frame, space, tag,
+    │                                branch, query, relation, secret_content, client_right,
+    │                                grant_scope, embeddings_url, config
+    ├── not_found.*         exit 3   memory, memory_revision, session, client, principal
+    ├── denied.*            exit 4   read, write, admin, files, token, hello, startup_context,
+    │                                csrf
+    ├── conflict.*          exit 5   memory_revision, memory_duplicate, client_exists,
+    │                                store_locked
     ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,
     │                                startup_result, daemon_timeout, connection,
     │                                connection_limit
     └── unsupported.*       exit 10  verb, store_schema, embeddings_off
+
+Every code raised anywhere in the packages is in this tree (tests/unit/test_error_tree.py).
 
 ``data`` is always a JSON object. Adapters translate their own failures (apsw, sockets,
 httpx) into these codes in one place each, so nothing above them sees a driver exception.

@@ -17,9 +17,10 @@ from typing import Any
 import attrs
 
 from .errors import VenomError
+from .grammar import GRANT_SCOPE_PATTERN, GRANTABLE
 from .ids import id_number
 from .records import Grant, Principal
-from .validation import MAX_SPACE_BYTES, SPACE_RE
+from .validation import matches
 
 __all__ = [
     "GRANTABLE",
@@ -39,8 +40,6 @@ __all__ = [
 
 RIGHTS = ("read", "write", "admin", "spawn", "files")
 # The shared vocabulary has spawn and files too, but this product grants neither.
-GRANTABLE = ("read", "write", "admin")
-_FIXED_SCOPES = frozenset({"*", "self", "space:*", "memory:*", "session:*"})
 
 
 @attrs.frozen(kw_only=True)
@@ -236,16 +235,9 @@ def parse_grants(
 
 def valid_scope(scope: str) -> bool:
     """A selector of CONTRACT section 5 that can name something: a space name as a space
-    may be spelled, an ID as an ID may be."""
-    if scope in _FIXED_SCOPES:
-        return True
-    kind, colon, name = scope.partition(":")
-    if not colon:
+    may be spelled, an ID as an ID may be (the grammar's pattern, and N at most MAX_ID)."""
+    if not matches(GRANT_SCOPE_PATTERN, scope):
         return False
-    if kind == "space":
-        return bool(SPACE_RE.match(name)) and len(name.encode()) <= MAX_SPACE_BYTES
-    if kind == "memory":
-        return id_number(name, "m") is not None
-    if kind == "session":
-        return id_number(name, "s") is not None
+    kind, _, name = scope.partition(":")
+    return kind not in ("memory", "session") or name == "*" or id_number(name, name[0]) is not None
     return False

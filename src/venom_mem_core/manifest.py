@@ -6,6 +6,25 @@ generated from :data:`MANIFEST`. Nothing here imports more than the standard lib
 
 from __future__ import annotations
 
+from .grammar import (
+    BRANCH,
+    BRANCHES,
+    CLIENT_GRANTS,
+    CLIENT_NAME,
+    CONTENT,
+    CWD,
+    DESCRIPTION,
+    HARNESS,
+    HARNESS_SESSION,
+    IMPORTANCE,
+    ISSUABLE_GRANTS,
+    KIND,
+    MAX_ISSUED_TTL_S,
+    RELATION,
+    SPACE,
+    TAGS,
+    TITLE,
+)
 from .manifest_types import ErrorDoc, Field, Manifest, Param, Type, Verb
 from .search_options import FUSION_NAMES, QUERY_MODES
 
@@ -23,8 +42,6 @@ BOOL = Type("boolean")
 NUM = Type("number")
 STR_LIST = Type("array", items=STR)
 OPEN = Type("object", open=True)
-KIND = Type("string", choices=("fact", "decision", "procedure", "note"))
-IMPORTANCE = Type("string", choices=("critical", "normal", "low"))
 MEMORY_ID = Type("string", id_prefix="m")
 SESSION_ID = Type("string", id_prefix="s")
 PRINCIPAL_ID = Type("string", id_prefix="g")
@@ -156,13 +173,13 @@ E_BRANCH = _e("invalid_params.branch", "Not a git branch name of at most 128 byt
 E_READ = _e("denied.read", "A space you can't read")
 
 FILTER_PARAMS = (
-    Param("spaces", "Only these spaces", STR_LIST),
+    Param("spaces", "Only these spaces", Type("array", items=SPACE)),
     Param("kinds", "Only these kinds", Type("array", items=KIND)),
-    Param("tags", "Only memories with all of these tags", STR_LIST),
+    Param("tags", "Only memories with all of these tags", TAGS),
     Param("session", "Only memories from this session", SESSION_ID),
     Param("lineage", "With session: also its readable ancestors", BOOL, default=False),
     Param("importances", "Only these importances", Type("array", items=IMPORTANCE)),
-    Param("branch", "Only memories shown on this git branch (or on every branch)", STR),
+    Param("branch", "Only memories shown on this git branch (or on every branch)", BRANCH),
 )
 IMPORTANCE_PARAM_SUMMARY = (
     "critical, normal (when absent) or low: orders memory.context, never memory.search"
@@ -175,15 +192,15 @@ MEMORY_VERBS = (
         "Store a memory in a space. Repeating the same content in the same space returns the "
         "existing memory.",
         params=(
-            Param("space", "Space name, such as user or project/venom-std", STR, required=True),
-            Param("content", "The text", STR, required=True),
+            Param("space", "Space name, such as user or project/venom-std", SPACE, required=True),
+            Param("content", "The text", CONTENT, required=True),
             Param("kind", "What sort of memory this is", KIND, default="note"),
-            Param("title", "Short title, weighted highest in search", STR),
-            Param("tags", "Lowercase tags", STR_LIST),
+            Param("title", "Short title, weighted highest in search", TITLE),
+            Param("tags", "Lowercase tags", TAGS),
             Param("session", "Session this came from", SESSION_ID),
             # No manifest default: a request without it stays RFC-0020's request, byte for byte.
             Param("importance", IMPORTANCE_PARAM_SUMMARY, IMPORTANCE),
-            Param("branches", BRANCHES_PARAM_SUMMARY, STR_LIST),
+            Param("branches", BRANCHES_PARAM_SUMMARY, BRANCHES),
         ),
         result=CHANGE,
         errors=(E_SPACE, E_TAG, E_BRANCH, E_SECRET, E_NF_SESSION, E_BUSY),
@@ -224,13 +241,14 @@ MEMORY_VERBS = (
         params=(
             Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),
             Param("revision", "The revision you read", Type("integer", min=1), required=True),
-            Param("content", "New text", STR),
-            Param("title", "New title; empty clears it", STR),
+            Param("content", "New text", CONTENT),
+            Param("title", "New title; empty clears it", TITLE),
             Param("kind", "New kind", KIND),
-            Param("tags", "New tags; an empty array clears them", STR_LIST),
+            Param("tags", "New tags; an empty array clears them", TAGS),
             Param("importance", "New importance: critical, normal or low", IMPORTANCE),
-            Param("branches", "New branches; an empty array shows it on every branch", STR_LIST),
+            Param("branches", "New branches; an empty array shows it on every branch", BRANCHES),
         ),
+        one_of=("content", "title", "kind", "tags", "importance", "branches"),
         result=CHANGE,
         errors=(E_NF_MEMORY, E_REVISION, E_DUPLICATE, E_TAG, E_BRANCH, E_SECRET, E_BUSY),
         right="write",
@@ -411,10 +429,10 @@ MEMORY_VERBS = (
             Param(
                 "spaces",
                 "Spaces to show, in this order, such as user and project/<name>",
-                Type("array", items=STR, max_items=32),
+                Type("array", items=SPACE, min_items=1, max_items=32),
                 required=True,
             ),
-            Param("branch", "The current git branch: hide memories of other branches", STR),
+            Param("branch", "The current git branch: hide memories of other branches", BRANCH),
             Param("kinds", "Only these kinds", Type("array", items=KIND)),
             Param(
                 "budget",
@@ -479,8 +497,8 @@ MEMORY_VERBS = (
         "Say what belongs in a space and when to recall it (at most 512 bytes; empty clears "
         "it). A described space is listed even while it holds no memory.",
         params=(
-            Param("space", "Space name", STR, required=True),
-            Param("description", "One line; empty clears it", STR, required=True),
+            Param("space", "Space name", SPACE, required=True),
+            Param("description", "One line; empty clears it", DESCRIPTION, required=True),
         ),
         result=_obj(
             _f("space", "Space name", STR), _f("changed", "False if it already said this", BOOL)
@@ -505,15 +523,16 @@ SESSION_VERBS = (
         "Record a conversation, optionally as a continuation, fork or subagent of another. "
         "Repeating it with the same harness_session returns the same session.",
         params=(
-            Param("harness", "Harness name, such as claude-code or codex", STR, required=True),
-            Param("harness_session", "The harness's own conversation ID", STR),
+            Param("harness", "Harness name, such as claude-code or codex", HARNESS, required=True),
+            Param("harness_session", "The harness's own conversation ID", HARNESS_SESSION),
             Param("parent", "The session this came from", SESSION_ID),
             Param(
                 "relation",
                 "continue, fork or subagent; required with parent",
-                Type("string", choices=("continue", "fork", "subagent")),
+                RELATION,
+                pairs_with="parent",
             ),
-            Param("cwd", "Absolute working directory", STR),
+            Param("cwd", "Absolute working directory", CWD),
         ),
         result=_obj(_f("session", "Session ID", STR), _f("changed", "False if it existed", BOOL)),
         errors=(
@@ -616,8 +635,8 @@ CLIENT_VERBS = (
         "client.add",
         "Create a durable client token with read and write grants. The token is shown once.",
         params=(
-            Param("name", "Client name, such as claude-code", STR, required=True),
-            Param("grants", "Grants, read and write only", GRANTS, required=True),
+            Param("name", "Client name, such as claude-code", CLIENT_NAME, required=True),
+            Param("grants", "Grants, read and write only", CLIENT_GRANTS, required=True),
             Param("ttl", "Lifetime in seconds; none by default", Type("integer", min=1)),
         ),
         result=_obj(
@@ -682,7 +701,7 @@ CLIENT_VERBS = (
     Verb(
         "client.remove",
         "Remove a client; its token is refused from then on, across restarts.",
-        params=(Param("name", "Client name", STR, required=True),),
+        params=(Param("name", "Client name", CLIENT_NAME, required=True),),
         result=_obj(_f("client", "Name", STR), _f("principal", "Principal ID", STR)),
         errors=(E_NF_CLIENT,),
         right="admin",
@@ -832,8 +851,13 @@ SHARED_VERBS = (
         "grant.issue",
         "Issue a short-lived token (at most a day) with grants you hold. It dies with the daemon.",
         params=(
-            Param("grants", "Grants", GRANTS, required=True),
-            Param("ttl", "Seconds, at most 86400", Type("integer", min=1, max=86400), default=3600),
+            Param("grants", "Grants", ISSUABLE_GRANTS, required=True),
+            Param(
+                "ttl",
+                f"Seconds, at most {MAX_ISSUED_TTL_S}",
+                Type("integer", min=1, max=MAX_ISSUED_TTL_S),
+                default=3600,
+            ),
             Param("label", "Label for the new principal", STR),
         ),
         result=_obj(

@@ -53,19 +53,40 @@ class Type(_Frozen):
     """A JSON value's type: ``string``, ``integer``, ``number``, ``boolean``, ``array``,
     ``object`` or ``any``, with the constraints the dispatch enforces. ``open``: an object
     whose members are not enumerated. ``id_prefix``: a string that is a record ID, ``m<N>``,
-    ``s<N>`` or ``g<N>``."""
+    ``s<N>`` or ``g<N>``.
+
+    The grammar of a string or an array (RFC-0020 sections 2, 3, 4 and 7), published in the
+    MCP input schemas and checked by :func:`venom_mem_core.validation.check_value`:
+
+    - ``pattern``: an ECMA-262 regular expression the whole string matches (``^...$``);
+    - ``min_bytes``/``max_bytes``: its length in UTF-8 bytes;
+    - ``secret_free``: it may not hold a venom token (RFC-0020 section 2);
+    - ``code``: the ``invalid_params.<code>`` of a value outside ``pattern`` or ``choices``
+      (``type`` when unset); a length out of bounds is always ``invalid_params.range``;
+    - ``rule``: what ``pattern`` asks, in words, for the error message;
+    - ``min_items``/``max_items``/``unique``: an array's count and whether items repeat
+      (a repeat is the items' ``code``).
+    """
 
     __slots__ = (
         "choices",
+        "code",
         "fields",
         "id_prefix",
         "items",
         "kind",
         "max",
+        "max_bytes",
         "max_items",
         "min",
+        "min_bytes",
+        "min_items",
         "nullable",
         "open",
+        "pattern",
+        "rule",
+        "secret_free",
+        "unique",
     )
     kind: str
     items: Type | None
@@ -77,6 +98,14 @@ class Type(_Frozen):
     nullable: bool
     open: bool
     id_prefix: str | None
+    code: str | None
+    max_bytes: int | None
+    min_bytes: int | None
+    min_items: int | None
+    pattern: str | None
+    rule: str | None
+    secret_free: bool
+    unique: bool
 
     def __init__(
         self,
@@ -90,6 +119,15 @@ class Type(_Frozen):
         nullable: bool = False,
         open: bool = False,
         id_prefix: str | None = None,
+        *,
+        code: str | None = None,
+        max_bytes: int | None = None,
+        min_bytes: int | None = None,
+        min_items: int | None = None,
+        pattern: str | None = None,
+        rule: str | None = None,
+        secret_free: bool = False,
+        unique: bool = False,
     ) -> None:
         self._set(
             kind=kind,
@@ -102,6 +140,16 @@ class Type(_Frozen):
             fields=fields,
             nullable=nullable,
             open=open,
+        )
+        self._set(
+            code=code,
+            max_bytes=max_bytes,
+            min_bytes=min_bytes,
+            min_items=min_items,
+            pattern=pattern,
+            rule=rule,
+            secret_free=secret_free,
+            unique=unique,
         )
 
 
@@ -118,15 +166,19 @@ class Field(_Frozen):
 
 class Param(_Frozen):
     """One param. ``cli_only``: the command line's own switch (``events --follow``), which
-    the CLI acts on itself: never sent to the daemon, never an MCP tool's input."""
+    the CLI acts on itself: never sent to the daemon, never an MCP tool's input.
+    ``pairs_with``: given exactly when that other param is (RFC-0020 section 7's ``relation``
+    and ``parent``): the other alone is ``invalid_params.missing`` naming this one, this one
+    alone is its type's ``code``."""
 
-    __slots__ = ("cli_only", "default", "name", "required", "summary", "type")
+    __slots__ = ("cli_only", "default", "name", "pairs_with", "required", "summary", "type")
     name: str
     summary: str
     type: Type
     required: bool
     default: Any
     cli_only: bool
+    pairs_with: str | None
 
     def __init__(
         self,
@@ -136,15 +188,11 @@ class Param(_Frozen):
         required: bool = False,
         default: Any = None,
         cli_only: bool = False,
+        *,
+        pairs_with: str | None = None,
     ) -> None:
-        self._set(
-            name=name,
-            summary=summary,
-            type=type,
-            required=required,
-            default=default,
-            cli_only=cli_only,
-        )
+        self._set(name=name, summary=summary, type=type, required=required, default=default)
+        self._set(cli_only=cli_only, pairs_with=pairs_with)
 
     @property
     def flag(self) -> str:
@@ -172,6 +220,8 @@ class Verb(_Frozen):
     ``reply_ms``: how long a client waits for the reply before it reports
     ``unavailable.daemon_timeout``; ``0`` means the default for the verb's right
     (:attr:`reply_budget_ms`).
+    ``one_of``: a call names at least one of these params (memory.update's changes); with
+    none, ``invalid_params.missing`` names the first.
     """
 
     __slots__ = (
@@ -179,6 +229,7 @@ class Verb(_Frozen):
         "examples",
         "local",
         "name",
+        "one_of",
         "params",
         "reply_ms",
         "resource",
@@ -198,6 +249,7 @@ class Verb(_Frozen):
     local: bool
     examples: tuple[dict[str, Any], ...]
     reply_ms: int
+    one_of: tuple[str, ...]
 
     def __init__(
         self,
@@ -212,7 +264,10 @@ class Verb(_Frozen):
         local: bool = False,
         examples: tuple[dict[str, Any], ...] = (),
         reply_ms: int = 0,
+        *,
+        one_of: tuple[str, ...] = (),
     ) -> None:
+        self._set(one_of=one_of)
         self._set(
             name=name,
             summary=summary,

@@ -10,17 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .errors import VenomError
-from .ids import id_number
+from .grammar import SECRET_PATTERN, id_pattern
 from .manifest_types import Type, Verb
+from .validation import check_value
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["check_params", "json_schema"]
-
-# A value outside a param's choices gets the spec's specific code where it has one.
-_CHOICE_CODES = {"relation": "relation"}
+__all__ = ["check_params", "json_schema", "params_schema"]
 
 _JSON_TYPES = {
     "string": "string",
@@ -30,78 +28,6 @@ _JSON_TYPES = {
     "array": "array",
     "object": "object",
 }
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def _check_value(value: Any, type_: Type, param: str) -> Any:
-    found = _type_name(value)
-    if type_.kind == "any":
-        return value
-    if type_.kind == "object" and type_.fields and isinstance(value, dict):
-        return _check_object(value, type_, param)
-    if value is None and type_.nullable:
-        return None
-    expected = type_.kind
-    ok = found == expected or (expected == "number" and found == "integer")
-    if not ok:
-        raise VenomError.param("type", param, f"{param} must be {expected}, got {found}")
-    if expected == "string":
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise VenomError.param("type", param, f"{param} is not valid UTF-8 text") from None
-    if expected == "string" and type_.id_prefix and id_number(value, type_.id_prefix) is None:
-        raise VenomError.param(
-            "type", param, f"{param} must look like {type_.id_prefix}<N>, got {value!r}"
-        )
-    if expected == "string" and type_.choices and value not in type_.choices:
-        raise VenomError.param(
-            _CHOICE_CODES.get(param, "type"),
-            param,
-            f"{param} must be one of {', '.join(type_.choices)}",
-        )
-    if expected == "integer":
-        if type_.min is not None and value < type_.min:
-            raise VenomError.param("range", param, f"{param} must be at least {type_.min}")
-        if type_.max is not None and value > type_.max:
-            raise VenomError.param("range", param, f"{param} must be at most {type_.max}")
-    if expected == "array":
-        if type_.max_items is not None and len(value) > type_.max_items:
-            raise VenomError.param("range", param, f"{param} has more than {type_.max_items} items")
-        if type_.items is not None:
-            return [_check_value(item, type_.items, param) for item in value]
-    return value
-
-
-def _check_object(value: dict[str, Any], type_: Type, param: str) -> dict[str, Any]:
-    known = {f.name: f for f in type_.fields}
-    for name in value:
-        if name not in known:
-            raise VenomError.param("unknown", param, f"{param} has no member {name!r}")
-    out: dict[str, Any] = {}
-    for f in type_.fields:
-        if f.name in value:
-            out[f.name] = _check_value(value[f.name], f.type, param)
-        elif f.required:
-            raise VenomError.param("missing", param, f"{param} needs {f.name}")
-    return out
 
 
 def check_params(verb: Verb, params: Any) -> dict[str, Any]:
@@ -119,16 +45,36 @@ def check_params(verb: Verb, params: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for p in verb.params:
         if p.name in params:
-            out[p.name] = _check_value(params[p.name], p.type, p.name)
+            out[p.name] = check_value(params[p.name], p.type, p.name)
         elif p.required:
             raise VenomError.param("missing", p.name, f"{verb.name} needs {p.name}")
         elif p.default is not None:
             out[p.name] = p.default
+    _check_together(verb, params)
     return out
 
 
+def _check_together(verb: Verb, params: Mapping[str, Any]) -> None:
+    """The rules between params: ``pairs_with`` and the verb's ``one_of``."""
+    for p in verb.params:
+        if p.pairs_with is None or (p.name in params) == (p.pairs_with in params):
+            continue
+        if p.name in params:
+            raise VenomError.param(
+                p.type.code or "type", p.name, f"{p.name} is only allowed with {p.pairs_with}"
+            )
+        raise VenomError.param("missing", p.name, f"{p.name} is required with {p.pairs_with}")
+    if verb.one_of and not any(name in params for name in verb.one_of):
+        raise VenomError.param(
+            "missing", verb.one_of[0], f"{verb.name} needs at least one of {', '.join(verb.one_of)}"
+        )
+
+
 def json_schema(type_: Type) -> dict[str, Any]:
-    """JSON Schema for a manifest type (for MCP ``inputSchema``/``outputSchema``)."""
+    """JSON Schema for a manifest type (for MCP ``inputSchema``/``outputSchema``), with its
+    grammar. A byte limit is published as ``maxLength`` (a code point is at least a byte, so
+    a longer string is over it too: exact for ASCII text) and said in the description; ADR
+    0024."""
     if type_.kind == "any":
         return {}
     schema: dict[str, Any] = {"type": _JSON_TYPES[type_.kind]}
@@ -136,12 +82,27 @@ def json_schema(type_: Type) -> dict[str, Any]:
         schema["type"] = [schema["type"], "null"]
     if type_.choices:
         schema["enum"] = list(type_.choices)
+    if type_.id_prefix:
+        schema["pattern"] = f"^{id_pattern(type_.id_prefix)}$"
+    if type_.min_bytes:
+        schema["minLength"] = -(-type_.min_bytes // 4)  # four bytes at most per code point
+    if type_.max_bytes is not None:
+        schema["maxLength"] = type_.max_bytes
+        schema["description"] = f"At most {type_.max_bytes} UTF-8 bytes."
+    if type_.pattern is not None:
+        schema["pattern"] = type_.pattern
+    if type_.secret_free:
+        schema["not"] = {"pattern": SECRET_PATTERN}
     if type_.min is not None:
         schema["minimum"] = type_.min
     if type_.max is not None:
         schema["maximum"] = type_.max
+    if type_.min_items is not None:
+        schema["minItems"] = type_.min_items
     if type_.max_items is not None:
         schema["maxItems"] = type_.max_items
+    if type_.unique:
+        schema["uniqueItems"] = True
     if type_.items is not None:
         schema["items"] = json_schema(type_.items)
     if type_.kind == "object" and not type_.open:
@@ -152,17 +113,31 @@ def json_schema(type_: Type) -> dict[str, Any]:
 
 
 def params_schema(verb: Verb) -> dict[str, Any]:
-    """The JSON Schema of a verb's params object."""
+    """The JSON Schema of a verb's params object, with the rules between params."""
     props: dict[str, Any] = {}
     for p in verb.params:
         s = json_schema(p.type)
-        s["description"] = p.summary
+        note = s.pop("description", None)
+        s["description"] = f"{p.summary} ({note[0].lower()}{note[1:-1]})" if note else p.summary
         if p.default is not None:
             s["default"] = p.default
         props[p.name] = s
-    return {
+    required = [p.name for p in verb.params if p.required]
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": props,
-        "required": [p.name for p in verb.params if p.required],
+        "required": required,
         "additionalProperties": False,
     }
+    pairs = {p.name: [p.pairs_with] for p in verb.params if p.pairs_with is not None}
+    for name, (other,) in list(pairs.items()):
+        pairs.setdefault(other, [name])
+    if pairs:
+        schema["dependentRequired"] = pairs
+    if verb.one_of:
+        optional = {p.name for p in verb.params if not p.required}
+        if set(verb.one_of) == optional:  # the members are closed: one more than required
+            schema["minProperties"] = len(required) + 1
+        else:
+            schema["anyOf"] = [{"required": [name]} for name in verb.one_of]
+    return schema

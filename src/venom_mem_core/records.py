@@ -11,6 +11,8 @@ from typing import Literal
 
 import attrs
 
+from .grammar import IMPORTANCES, KINDS, RELATIONS
+
 __all__ = [
     "IMPORTANCES",
     "KINDS",
@@ -28,10 +30,6 @@ __all__ = [
     "Version",
 ]
 
-KINDS = ("fact", "decision", "procedure", "note")
-# In the order memory.context shows them (docs/adr/0017); memory.search never reads it.
-IMPORTANCES = ("critical", "normal", "low")
-RELATIONS = ("continue", "fork", "subagent")
 Action = Literal["add", "update", "delete", "restore"]
 
 

@@ -1,60 +1,69 @@
-"""Every grammar and limit of RFC-0020 sections 2, 3, 4 and 7, each failing with its own code.
+"""The check of one value against its manifest type: JSON type, choices, IDs, bounds and the
+grammars of RFC-0020 sections 2, 3, 4 and 7 that :mod:`.grammar` writes down.
 
-Each checker returns the normalised value or raises :class:`VenomError` with ``data.param``.
+:func:`check_value` returns the value (an object's members checked in turn) or raises
+:class:`VenomError` ``invalid_params.*`` with ``data.param``: a wrong JSON type, a malformed
+ID or a string outside its pattern or choices is ``type`` (or the type's ``code``: ``space``,
+``tag``, ``branch``, ``relation``), a length or count out of bounds ``range``, a venom token
+in stored text ``secret_content``, an unknown member ``unknown`` and a missing one
+``missing``.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
 
 from .errors import VenomError
+from .grammar import SECRET_PATTERN, SPACE_PATTERN, python_regex
 from .ids import MAX_ID, id_number
-from .records import IMPORTANCES, KINDS, RELATIONS
+from .manifest_types import Type
+
+TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
-    "CLIENT_NAME_RE",
     "SECRET_RE",
-    "SPACE_RE",
-    "TAG_RE",
-    "check_branch",
-    "check_branches",
-    "check_client_name",
-    "check_content",
-    "check_cwd",
-    "check_description",
-    "check_harness",
-    "check_harness_session",
-    "check_importance",
-    "check_kind",
-    "check_relation",
-    "check_space",
-    "check_tags",
-    "check_title",
+    "check_content_size",
+    "check_value",
+    "is_space",
+    "matches",
     "parse_id",
     "utf8_len",
 ]
 
-SPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*\Z")
-TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
-CLIENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
-SECRET_RE = re.compile(r"vnt1\.[^.\s]+\.[^.\s]+\.[A-Za-z0-9_-]{43}")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1
+SECRET_RE = re.compile(SECRET_PATTERN)
+_COMPILED: dict[str, re.Pattern[str]] = {}
 # Line breaks a wrapped or pasted token may carry inside it.
 _LINE_BREAKS = dict.fromkeys(map(ord, "\n\r\v\f\x85\u2028\u2029"))
 
-MAX_SPACE_BYTES = 128
-MAX_TITLE_BYTES = 200
-MAX_TAGS = 16
-MAX_HARNESS_BYTES = 64
-MAX_HARNESS_SESSION_BYTES = 256
-MAX_CWD_BYTES = 4096
-MAX_BRANCHES = 16
-MAX_BRANCH_BYTES = 128
-MAX_DESCRIPTION_BYTES = 512
-# What `git check-ref-format --branch` refuses anywhere in a name: controls, space, ~ ^ : ? * [ \
-_REF_BAD_CHAR_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+
+def _regex(pattern: str) -> re.Pattern[str]:
+    compiled = _COMPILED.get(pattern)
+    if compiled is None:
+        compiled = _COMPILED[pattern] = re.compile(python_regex(pattern))
+    return compiled
+
+
+# bool before int: True is an int to Python, a boolean to JSON.
+_JSON_NAMES = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    for cls, name in _JSON_NAMES:
+        if isinstance(value, cls):
+            return name
+    return type(value).__name__
 
 
 def utf8_len(text: str, param: str) -> int:
@@ -77,22 +86,14 @@ def parse_id(value: str, prefix: str, param: str) -> int:
     return number
 
 
-def check_space(space: str, param: str = "space") -> str:
-    utf8_len(space, param)
-    if len(space.encode()) > MAX_SPACE_BYTES or not SPACE_RE.match(space):
-        raise VenomError.param(
-            "space",
-            param,
-            f"space {space!r} must match [a-z0-9][a-z0-9._-]* segments joined by '/', "
-            f"at most {MAX_SPACE_BYTES} bytes",
-        )
-    return space
+def matches(pattern: str, text: str) -> bool:
+    """Whether ``text`` matches one of the grammar's ECMA-262 patterns."""
+    return _regex(pattern).match(text) is not None
 
 
-def check_kind(kind: str, param: str = "kind") -> str:
-    if kind not in KINDS:
-        raise VenomError.param("type", param, f"kind must be one of {', '.join(KINDS)}")
-    return kind
+def is_space(name: str) -> bool:
+    """Whether ``name`` is a space name (RFC-0020 section 3)."""
+    return matches(SPACE_PATTERN, name)
 
 
 def _secret_view(text: str) -> str:
@@ -106,75 +107,28 @@ def _secret_view(text: str) -> str:
     return "".join(c for c in folded if unicodedata.category(c) != "Cf")
 
 
-def check_importance(importance: str, param: str = "importance") -> str:
-    if importance not in IMPORTANCES:
-        raise VenomError.param("type", param, f"importance must be one of {', '.join(IMPORTANCES)}")
-    return importance
+def _shown(value: str) -> str:
+    return repr(value if len(value) <= 40 else value[:40] + "...")
 
 
-def _ref_name_problem(name: str) -> str | None:
-    """Why ``name`` is not a branch name git accepts (git-check-ref-format(1)), or ``None``."""
-    if not name:
-        return "is empty"
-    if _REF_BAD_CHAR_RE.search(name):
-        return "contains a space, a control character or one of ~ ^ : ? * [ \\"
-    if name.startswith("-"):
-        return "starts with -"
-    if name == "@" or ".." in name or "@{" in name or "//" in name:
-        return "is @ or contains .., @{ or //"
-    if name.startswith("/") or name.endswith(("/", ".")):
-        return "starts with / or ends with / or ."
-    for part in name.split("/"):
-        if part.startswith(".") or part.endswith(".lock"):
-            return "has a component starting with . or ending with .lock"
-    return None
-
-
-def check_branch(branch: str, param: str = "branch") -> str:
-    """One git branch name of at most 128 bytes: ``invalid_params.branch`` otherwise."""
-    size = utf8_len(branch, param)
-    if size > MAX_BRANCH_BYTES:
+def _check_text(value: str, type_: Type, param: str) -> None:
+    size = utf8_len(value, param)
+    if type_.min_bytes is not None and size < type_.min_bytes:
+        if type_.min_bytes == 1:
+            raise VenomError.param("range", param, f"{param} must not be empty")
         raise VenomError.param(
-            "range", param, f"branch is {size} bytes; at most {MAX_BRANCH_BYTES}"
+            "range", param, f"{param} is {size} bytes; at least {type_.min_bytes}"
         )
-    problem = _ref_name_problem(branch)
-    if problem is not None:
+    if type_.max_bytes is not None and size > type_.max_bytes:
         raise VenomError.param(
-            "branch", param, f"branch {branch!r} {problem}: not a git branch name"
+            "range", param, f"{param} is {size} bytes; at most {type_.max_bytes}"
         )
-    _check_secret(branch, param)  # a token is a valid ref name, and is stored text too
-    return branch
-
-
-def check_branches(branches: Sequence[str], param: str = "branches") -> tuple[str, ...]:
-    if len(branches) > MAX_BRANCHES:
-        raise VenomError.param("range", param, f"{len(branches)} branches; at most {MAX_BRANCHES}")
-    for branch in branches:
-        if not isinstance(branch, str):
-            raise VenomError.param("type", param, "branches must be strings")
-        check_branch(branch, param)
-    if len(set(branches)) != len(branches):
-        raise VenomError.param("branch", param, "branches must be unique")
-    return tuple(branches)
-
-
-def check_description(description: str, param: str = "description") -> str:
-    """A space's description: one line of at most 512 bytes, no token; empty clears it."""
-    size = utf8_len(description, param)
-    if size > MAX_DESCRIPTION_BYTES:
-        raise VenomError.param(
-            "range", param, f"description is {size} bytes; at most {MAX_DESCRIPTION_BYTES}"
-        )
-    if _CONTROL_RE.search(description):
-        raise VenomError.param(
-            "type", param, "description must be one line without control characters"
-        )
-    _check_secret(description, param)
-    return description
-
-
-def _check_secret(text: str, param: str) -> None:
-    if SECRET_RE.search(text) or SECRET_RE.search(_secret_view(text)):
+    if type_.pattern is not None and not _regex(type_.pattern).match(value):
+        rule = type_.rule or f"match {type_.pattern}"
+        # Stored text isn't echoed: it may hold what the token check is about to refuse.
+        got = "" if type_.secret_free else f", got {_shown(value)}"
+        raise VenomError.param(type_.code or "type", param, f"{param} must {rule}{got}")
+    if type_.secret_free and (SECRET_RE.search(value) or SECRET_RE.search(_secret_view(value))):
         raise VenomError.param(
             "secret_content",
             param,
@@ -182,84 +136,72 @@ def _check_secret(text: str, param: str) -> None:
         )
 
 
-def check_title(title: str, param: str = "title") -> str:
-    size = utf8_len(title, param)
-    if size > MAX_TITLE_BYTES:
-        raise VenomError.param("range", param, f"title is {size} bytes; at most {MAX_TITLE_BYTES}")
-    if _CONTROL_RE.search(title):
-        raise VenomError.param("type", param, "title must not contain control characters")
-    _check_secret(title, param)
-    return title
-
-
-def check_content(content: str, max_bytes: int, param: str = "content") -> str:
+def check_content_size(content: str, max_bytes: int, param: str = "content") -> None:
+    """The store's ``memory.max_content_bytes``, which a config file sets (RFC-0020 section 2)."""
     size = utf8_len(content, param)
-    if size == 0:
-        raise VenomError.param("range", param, "content must not be empty")
     if size > max_bytes:
         raise VenomError.param("range", param, f"content is {size} bytes; at most {max_bytes}")
-    if "\x00" in content:
-        raise VenomError.param("type", param, "content must not contain NUL characters")
-    _check_secret(content, param)
-    return content
 
 
-def check_tags(tags: Sequence[str], param: str = "tags") -> tuple[str, ...]:
-    if len(tags) > MAX_TAGS:
-        raise VenomError.param("range", param, f"{len(tags)} tags; at most {MAX_TAGS}")
-    for tag in tags:
-        if not isinstance(tag, str) or not TAG_RE.match(tag):
-            raise VenomError.param(
-                "tag", param, f"tag {tag!r} must match ^[a-z0-9][a-z0-9-]{{0,63}}$"
-            )
-    if len(set(tags)) != len(tags):
-        raise VenomError.param("tag", param, "tags must be unique")
-    return tuple(tags)
-
-
-def check_client_name(name: str, param: str = "name") -> str:
-    if not CLIENT_NAME_RE.match(name):
+def _check_items(value: list[Any], type_: Type, param: str) -> list[Any]:
+    count = len(value)
+    if type_.min_items is not None and count < type_.min_items:
         raise VenomError.param(
-            "type", param, f"client name {name!r} must match ^[a-z0-9][a-z0-9-]{{0,63}}$"
+            "range", param, f"{param} needs at least {type_.min_items} item(s), got {count}"
         )
-    return name
+    if type_.max_items is not None and count > type_.max_items:
+        raise VenomError.param(
+            "range", param, f"{count} items in {param}; at most {type_.max_items}"
+        )
+    items = value if type_.items is None else [check_value(v, type_.items, param) for v in value]
+    if type_.unique and len(set(map(repr, items))) != count:
+        code = (type_.items.code if type_.items is not None else None) or "type"
+        raise VenomError.param(code, param, f"{param} must be unique")
+    return items
 
 
-def _check_claim(value: str, param: str, max_bytes: int, *, nonempty: bool) -> str:
-    size = utf8_len(value, param)
-    if nonempty and size == 0:
-        raise VenomError.param("range", param, f"{param} must not be empty")
-    if size > max_bytes:
-        raise VenomError.param("range", param, f"{param} is {size} bytes; at most {max_bytes}")
-    if _CONTROL_RE.search(value):
-        raise VenomError.param("type", param, f"{param} must not contain control characters")
-    _check_secret(value, param)
-    return value
+def _check_object(value: dict[str, Any], type_: Type, param: str) -> dict[str, Any]:
+    known = {f.name: f for f in type_.fields}
+    for name in value:
+        if name not in known:
+            raise VenomError.param("unknown", param, f"{param} has no member {name!r}")
+    out: dict[str, Any] = {}
+    for f in type_.fields:
+        if f.name in value:
+            out[f.name] = check_value(value[f.name], f.type, param)
+        elif f.required:
+            raise VenomError.param("missing", param, f"{param} needs {f.name}")
+    return out
 
 
-def check_harness(value: str, param: str = "harness") -> str:
-    return _check_claim(value, param, MAX_HARNESS_BYTES, nonempty=True)
-
-
-def check_harness_session(value: str, param: str = "harness_session") -> str:
-    return _check_claim(value, param, MAX_HARNESS_SESSION_BYTES, nonempty=True)
-
-
-def check_cwd(value: str, param: str = "cwd") -> str:
-    _check_claim(value, param, MAX_CWD_BYTES, nonempty=True)
-    if not value.startswith("/"):
-        raise VenomError.param("type", param, f"cwd must be an absolute path, got {value!r}")
-    return value
-
-
-def check_relation(relation: str | None, parent: object, param: str = "relation") -> str | None:
-    """``relation`` is required exactly when ``parent`` is given."""
-    if parent is None and relation is None:
+def check_value(value: Any, type_: Type, param: str) -> Any:
+    """``value`` checked against ``type_`` (see the module docstring), errors naming ``param``."""
+    if type_.kind == "any":
+        return value
+    found = _json_type(value)
+    if type_.kind == "object" and type_.fields and found == "object":
+        return _check_object(value, type_, param)
+    if value is None and type_.nullable:
         return None
-    if parent is not None and relation is None:
-        raise VenomError.param("missing", param, "relation is required with parent")
-    if parent is None:
-        raise VenomError.param("relation", param, "relation is only allowed with parent")
-    if relation not in RELATIONS:
-        raise VenomError.param("relation", param, f"relation must be one of {', '.join(RELATIONS)}")
-    return relation
+    expected = type_.kind
+    if not (found == expected or (expected == "number" and found == "integer")):
+        raise VenomError.param("type", param, f"{param} must be {expected}, got {found}")
+    if expected == "string":
+        utf8_len(value, param)
+        if type_.id_prefix and id_number(value, type_.id_prefix) is None:
+            raise VenomError.param(
+                "type", param, f"{param} must look like {type_.id_prefix}<N>, got {_shown(value)}"
+            )
+        if type_.choices and value not in type_.choices:
+            raise VenomError.param(
+                type_.code or "type", param, f"{param} must be one of {', '.join(type_.choices)}"
+            )
+        _check_text(value, type_, param)
+    elif expected == "integer":
+        if type_.min is not None and value < type_.min:
+            raise VenomError.param("range", param, f"{param} must be at least {type_.min}")
+        if type_.max is not None and value > type_.max:
+            raise VenomError.param("range", param, f"{param} must be at most {type_.max}")
+    elif expected == "array":
+        return _check_items(value, type_, param)
+    return value

@@ -18,6 +18,7 @@ __all__ = [
     "frame_bytes",
     "json_values",
     "nasty_text",
+    "near_examples",
     "params_for",
     "request_frames",
 ]
@@ -123,6 +124,19 @@ def _string_for(name: str, type_: Type) -> st.SearchStrategy[str]:
         )
     if name == "name":
         options.append(st.from_regex(r"[a-z0-9][a-z0-9-]{0,70}", fullmatch=True))
+    if name == "scope":
+        options.append(
+            st.sampled_from(("*", "self", "space:user", "memory:m1", "session:*", "space:Bad"))
+        )
+    if name in ("branch", "branches"):
+        options.append(st.sampled_from(("main", "feature/x", "a..b", "-x", "x.lock", "@", "b/")))
+    if name in ("harness", "harness_session", "cwd", "title", "description"):
+        options.append(st.sampled_from(("claude-code", "/home/u/x", "codex", "")))
+    if type_.max_bytes is not None:  # each side of the limit, in bytes and in code points
+        size = type_.max_bytes
+        options.append(
+            st.sampled_from(("x" * size, "x" * (size + 1), "é" * (size // 2 + 1), "/" + "é" * 9))
+        )
     return st.one_of(*options)
 
 
@@ -172,6 +186,26 @@ def params_for(verb: Verb) -> st.SearchStrategy[Any]:
         unknown.map(lambda pair: {**pair[1], **pair[0]}),
         json_values,
     )
+
+
+@st.composite
+def _near(draw: st.DrawFn, verb: Verb) -> dict[str, Any]:
+    example = dict(verb.examples[0]["params"]) if verb.examples else {}
+    for p in verb.params:
+        move = draw(st.integers(min_value=0, max_value=7))  # the simplest, 0, keeps it
+        if move == 5 and (p.type.id_prefix or p.type.choices):  # a valid one, maybe new
+            example[p.name] = f"{p.type.id_prefix}1" if p.type.id_prefix else p.type.choices[0]
+        elif move == 6:
+            example.pop(p.name, None)
+        elif move == 7:
+            example[p.name] = draw(_typed(p.name, p.type))
+    return example
+
+
+def near_examples(verb: Verb) -> st.SearchStrategy[Any]:
+    """The verb's manifest example with some params dropped or replaced by generated values:
+    valid arguments often, and invalid ones one param at a time."""
+    return _near(verb)
 
 
 def _encode(obj: Any) -> bytes:

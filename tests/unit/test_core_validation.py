@@ -1,4 +1,5 @@
-"""Every grammar and limit of RFC-0020 sections 2, 3, 4 and 7, at its boundaries."""
+"""Every grammar and limit of RFC-0020 sections 2, 3, 4 and 7, at its boundaries: the
+manifest's types (venom_mem_core.grammar) through the one checker, validation.check_value."""
 
 from __future__ import annotations
 
@@ -8,10 +9,46 @@ from typing import Any
 
 import pytest
 
+from venom_mem_core import grammar as g
 from venom_mem_core import validation as v
 from venom_mem_core.errors import VenomError
+from venom_mem_core.manifest import MANIFEST
+from venom_mem_core.manifest_types import Type
+from venom_mem_core.params import check_params
 
 TOKEN = "vnt1.venom-mem.g12." + "a1_-" * 10 + "xyz"  # 43 characters of secret
+
+
+def _checker(type_: Type, param: str) -> Callable[..., Any]:
+    def check(value: Any, name: str = param) -> Any:
+        return v.check_value(value, type_, name)
+
+    return check
+
+
+check_space = _checker(g.SPACE, "space")
+check_tags = _checker(g.TAGS, "tags")
+check_title = _checker(g.TITLE, "title")
+check_kind = _checker(g.KIND, "kind")
+check_harness = _checker(g.HARNESS, "harness")
+check_harness_session = _checker(g.HARNESS_SESSION, "harness_session")
+check_cwd = _checker(g.CWD, "cwd")
+check_client_name = _checker(g.CLIENT_NAME, "name")
+
+
+def check_content(content: str, max_bytes: int) -> str:
+    """The grammar, then the store's configured limit (the use case's)."""
+    v.check_value(content, g.CONTENT, "content")
+    v.check_content_size(content, max_bytes)
+    return content
+
+
+def check_relation(relation: str | None, parent: str | None) -> str | None:
+    params = {"harness": "h", "relation": relation, "parent": parent}
+    given = {name: value for name, value in params.items() if value is not None}
+    verb = MANIFEST.verb("session.start")
+    assert verb is not None
+    return check_params(verb, given).get("relation")
 
 
 def _fails(code: str, param: str, call: Callable[[], object]) -> None:
@@ -24,7 +61,7 @@ def _fails(code: str, param: str, call: Callable[[], object]) -> None:
     "space", ["user", "project/venom-std", "a", "0", "a.b_c-d/e", "x" * 128, "a/" + "b" * 126]
 )
 def test_good_spaces(space: str) -> None:
-    assert v.check_space(space) == space
+    assert check_space(space) == space
 
 
 @pytest.mark.parametrize(
@@ -32,45 +69,45 @@ def test_good_spaces(space: str) -> None:
     ["", "User", "a/", "/a", "a//b", "-a", ".a", "a/.b", "a b", "a:b", "é", "x" * 129],
 )
 def test_bad_spaces(space: str) -> None:
-    _fails("space", "space", lambda: v.check_space(space))
+    _fails("space", "space", lambda: check_space(space))
 
 
 def test_space_error_names_the_param_given() -> None:
-    _fails("space", "spaces", lambda: v.check_space("Bad", "spaces"))
+    _fails("space", "spaces", lambda: check_space("Bad", "spaces"))
 
 
 def test_tags() -> None:
-    assert v.check_tags([]) == ()
-    assert v.check_tags(["zig", "build-2", "0"]) == ("zig", "build-2", "0")
+    assert check_tags([]) == []
+    assert check_tags(["zig", "build-2", "0"]) == ["zig", "build-2", "0"]
     sixteen = [f"t{n}" for n in range(16)]
-    assert len(v.check_tags(sixteen)) == 16
-    assert v.check_tags(["a" * 64]) == ("a" * 64,)
-    _fails("range", "tags", lambda: v.check_tags([*sixteen, "t16"]))
+    assert len(check_tags(sixteen)) == 16
+    assert check_tags(["a" * 64]) == ["a" * 64]
+    _fails("range", "tags", lambda: check_tags([*sixteen, "t16"]))
     for bad in ("", "Zig", "-zig", "zig_build", "a" * 65, "zig build", "ü"):
-        _fails("tag", "tags", partial(v.check_tags, [bad]))
-    _fails("tag", "tags", lambda: v.check_tags(["zig", "zig"]))
+        _fails("tag", "tags", partial(check_tags, [bad]))
+    _fails("tag", "tags", lambda: check_tags(["zig", "zig"]))
 
 
 def test_title() -> None:
-    assert v.check_title("") == ""
-    assert v.check_title("t" * 200) == "t" * 200
-    assert v.check_title("é" * 100) == "é" * 100
-    _fails("range", "title", lambda: v.check_title("t" * 201))
-    _fails("range", "title", lambda: v.check_title("é" * 100 + "t"))
+    assert check_title("") == ""
+    assert check_title("t" * 200) == "t" * 200
+    assert check_title("é" * 100) == "é" * 100
+    _fails("range", "title", lambda: check_title("t" * 201))
+    _fails("range", "title", lambda: check_title("é" * 100 + "t"))
     for control in ("\x00", "\t", "\n", "\x1f", "\x7f", "\x85", "\x9b"):
-        _fails("type", "title", partial(v.check_title, f"a{control}b"))
-    _fails("secret_content", "title", lambda: v.check_title(f"key {TOKEN}"))
+        _fails("type", "title", partial(check_title, f"a{control}b"))
+    _fails("secret_content", "title", lambda: check_title(f"key {TOKEN}"))
 
 
 def test_content() -> None:
-    assert v.check_content("x", 10) == "x"
-    assert v.check_content("line\nwith\ttabs", 100) == "line\nwith\ttabs"
-    assert v.check_content("é" * 5, 10) == "é" * 5
-    _fails("range", "content", lambda: v.check_content("", 10))
-    _fails("range", "content", lambda: v.check_content("é" * 5 + "x", 10))
-    _fails("type", "content", lambda: v.check_content("a\x00b", 10))
-    _fails("type", "content", lambda: v.check_content("lone \ud800 surrogate", 100))
-    _fails("secret_content", "content", lambda: v.check_content(f"use {TOKEN} here", 1000))
+    assert check_content("x", 10) == "x"
+    assert check_content("line\nwith\ttabs", 100) == "line\nwith\ttabs"
+    assert check_content("é" * 5, 10) == "é" * 5
+    _fails("range", "content", lambda: check_content("", 10))
+    _fails("range", "content", lambda: check_content("é" * 5 + "x", 10))
+    _fails("type", "content", lambda: check_content("a\x00b", 10))
+    _fails("type", "content", lambda: check_content("lone \ud800 surrogate", 100))
+    _fails("secret_content", "content", lambda: check_content(f"use {TOKEN} here", 1000))
 
 
 @pytest.mark.parametrize(
@@ -106,7 +143,7 @@ _HALF = len(TOKEN) - 20
     ],
 )
 def test_a_disguised_token_is_still_refused(disguised: str) -> None:
-    _fails("secret_content", "content", lambda: v.check_content(f"see {disguised}", 1000))
+    _fails("secret_content", "content", lambda: check_content(f"see {disguised}", 1000))
 
 
 @pytest.mark.parametrize(
@@ -119,15 +156,15 @@ def test_a_disguised_token_is_still_refused(disguised: str) -> None:
     ],
 )
 def test_only_the_token_shape_is_refused_after_normalizing(text: str) -> None:
-    assert v.check_content(text, 1000) == text  # and it is stored as sent
+    assert check_content(text, 1000) == text  # and it is stored as sent
 
 
 @pytest.mark.parametrize(
     ("check", "param"),
     [
-        (v.check_harness, "harness"),
-        (v.check_harness_session, "harness_session"),
-        (lambda value: v.check_cwd("/home/me/" + value), "cwd"),
+        (check_harness, "harness"),
+        (check_harness_session, "harness_session"),
+        (lambda value: check_cwd("/home/me/" + value), "cwd"),
     ],
 )
 def test_session_claims_are_checked_for_tokens(check: Any, param: str) -> None:
@@ -153,46 +190,46 @@ def test_parse_id_refuses(value: str) -> None:
 
 def test_kind() -> None:
     for kind in ("fact", "decision", "procedure", "note"):
-        assert v.check_kind(kind) == kind
-    _fails("type", "kind", lambda: v.check_kind("Fact"))
+        assert check_kind(kind) == kind
+    _fails("type", "kind", lambda: check_kind("Fact"))
 
 
 def test_relation() -> None:
-    assert v.check_relation(None, None) is None
-    assert v.check_relation("fork", "s1") == "fork"
-    _fails("missing", "relation", lambda: v.check_relation(None, "s1"))
-    _fails("relation", "relation", lambda: v.check_relation("fork", None))
-    _fails("relation", "relation", lambda: v.check_relation("sibling", "s1"))
+    assert check_relation(None, None) is None
+    assert check_relation("fork", "s1") == "fork"
+    _fails("missing", "relation", lambda: check_relation(None, "s1"))
+    _fails("relation", "relation", lambda: check_relation("fork", None))
+    _fails("relation", "relation", lambda: check_relation("sibling", "s1"))
 
 
 def test_session_claims() -> None:
-    assert v.check_harness("h" * 64) == "h" * 64
-    _fails("range", "harness", lambda: v.check_harness("h" * 65))
-    _fails("range", "harness", lambda: v.check_harness(""))
-    _fails("type", "harness", lambda: v.check_harness("a\nb"))
-    assert v.check_harness_session("x" * 256) == "x" * 256
-    _fails("range", "harness_session", lambda: v.check_harness_session("x" * 257))
-    assert v.check_cwd("/" + "d" * 4095) == "/" + "d" * 4095
-    _fails("range", "cwd", lambda: v.check_cwd("/" + "d" * 4096))
-    _fails("type", "cwd", lambda: v.check_cwd("relative/dir"))
-    _fails("type", "cwd", lambda: v.check_cwd("~/x"))
-    _fails("range", "cwd", lambda: v.check_cwd(""))
+    assert check_harness("h" * 64) == "h" * 64
+    _fails("range", "harness", lambda: check_harness("h" * 65))
+    _fails("range", "harness", lambda: check_harness(""))
+    _fails("type", "harness", lambda: check_harness("a\nb"))
+    assert check_harness_session("x" * 256) == "x" * 256
+    _fails("range", "harness_session", lambda: check_harness_session("x" * 257))
+    assert check_cwd("/" + "d" * 4095) == "/" + "d" * 4095
+    _fails("range", "cwd", lambda: check_cwd("/" + "d" * 4096))
+    _fails("type", "cwd", lambda: check_cwd("relative/dir"))
+    _fails("type", "cwd", lambda: check_cwd("~/x"))
+    _fails("range", "cwd", lambda: check_cwd(""))
 
 
 def test_client_name() -> None:
-    assert v.check_client_name("claude-code") == "claude-code"
-    assert v.check_client_name("a" * 64) == "a" * 64
+    assert check_client_name("claude-code") == "claude-code"
+    assert check_client_name("a" * 64) == "a" * 64
     for bad in ("", "Claude", "-x", "a" * 65, "a_b"):
-        _fails("type", "name", partial(v.check_client_name, bad))
+        _fails("type", "name", partial(check_client_name, bad))
 
 
 def test_space_with_a_trailing_newline_is_refused() -> None:
-    _fails("space", "space", lambda: v.check_space("user\n"))
+    _fails("space", "space", lambda: check_space("user\n"))
 
 
 def test_tag_with_a_trailing_newline_is_refused() -> None:
-    _fails("tag", "tags", lambda: v.check_tags(["zig\n"]))
+    _fails("tag", "tags", lambda: check_tags(["zig\n"]))
 
 
 def test_client_name_with_a_trailing_newline_is_refused() -> None:
-    _fails("type", "name", lambda: v.check_client_name("codex\n"))
+    _fails("type", "name", lambda: check_client_name("codex\n"))

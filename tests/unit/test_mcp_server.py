@@ -23,6 +23,7 @@ from venom_mem_adapters.mcp.link import DaemonLink
 from venom_mem_adapters.mcp.server import ToolRunner, build_server
 from venom_mem_adapters.mcp.tools import build_catalog, tool_name, verb_name
 from venom_mem_core.errors import VenomError
+from venom_mem_core.grammar import GRANT_SCOPE_PATTERN, SECRET_PATTERN, SPACE_PATTERN
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 
 CATALOG = build_catalog(MANIFEST)
@@ -66,6 +67,55 @@ def test_schemas_are_valid_and_outputs_are_open() -> None:
     assert CATALOG["events"].output_schema is None
     assert T1_SENTENCE in CATALOG["memory_dget"].description
     assert T1_SENTENCE in CATALOG["memory_dsearch"].description
+
+
+def _listed_schemas() -> dict[str, dict[str, Any]]:
+    """The input schemas as ``tools/list`` carries them, through the SDK's own client."""
+
+    async def scenario() -> dict[str, dict[str, Any]]:
+        async with Client(build_server(FakeUpstream(lambda verb, params: {}))) as client:
+            listed = await client.list_tools()
+            return {tool.name: tool.input_schema for tool in listed.tools}
+
+    return anyio.run(scenario)
+
+
+def test_listed_input_schemas_carry_the_rfc_grammars() -> None:
+    """RFC-0020 sections 2, 3 and 7, as a harness reads them (ADR 0024)."""
+    schemas = _listed_schemas()
+    add = schemas["memory_dadd"]["properties"]
+    assert add["space"]["pattern"] == SPACE_PATTERN
+    assert add["kind"]["enum"] == ["fact", "decision", "procedure", "note"]
+    assert add["title"]["maxLength"] == 200
+    assert "at most 200 UTF-8 bytes" in add["title"]["description"]
+    assert add["title"]["not"] == {"pattern": SECRET_PATTERN}
+    assert add["content"]["minLength"] == 1
+    assert add["content"]["not"] == {"pattern": SECRET_PATTERN}
+    assert add["tags"]["maxItems"] == 16
+    assert add["tags"]["uniqueItems"] is True
+    assert add["tags"]["items"]["pattern"] == "^[a-z0-9][a-z0-9-]{0,63}$"
+    assert add["session"]["pattern"] == "^s[1-9][0-9]{0,18}$"
+    assert add["branches"]["items"]["maxLength"] == 128
+    assert schemas["memory_dget"]["properties"]["id"]["pattern"] == "^m[1-9][0-9]{0,18}$"
+    start = schemas["session_dstart"]
+    assert start["properties"]["relation"]["enum"] == ["continue", "fork", "subagent"]
+    assert start["dependentRequired"] == {"relation": ["parent"], "parent": ["relation"]}
+    assert start["properties"]["harness"]["maxLength"] == 64
+    assert start["properties"]["harness_session"]["maxLength"] == 256
+    assert start["properties"]["cwd"]["maxLength"] == 4096
+    assert start["properties"]["cwd"]["pattern"].startswith("^/")
+    assert schemas["memory_dupdate"]["minProperties"] == 3  # id, revision and one change
+    ttl = schemas["grant_dissue"]["properties"]["ttl"]
+    assert (ttl["minimum"], ttl["maximum"]) == (1, 86_400)
+    assert schemas["memory_dcontext"]["properties"]["spaces"]["minItems"] == 1
+    assert schemas["client_dadd"]["properties"]["name"]["pattern"] == "^[a-z0-9][a-z0-9-]{0,63}$"
+    client_grant = schemas["client_dadd"]["properties"]["grants"]["items"]["properties"]
+    assert client_grant["right"]["enum"] == ["read", "write"]
+    assert client_grant["scope"]["pattern"] == GRANT_SCOPE_PATTERN
+    issued_grant = schemas["grant_dissue"]["properties"]["grants"]["items"]["properties"]
+    assert issued_grant["right"]["enum"] == ["read", "write", "admin"]
+    for schema in schemas.values():
+        Draft202012Validator.check_schema(schema)
 
 
 def test_events_is_one_shot() -> None:

@@ -43,11 +43,11 @@ import numpy as np
 import numpy.typing as npt
 
 from venom_mem_core.errors import VenomError
+from venom_mem_core.grammar import MAX_TAGS
 from venom_mem_core.ports import MemoryFilter
 
-__all__ = ["MAX_TAGS", "RowMeta", "VectorIndex"]
+__all__ = ["RowMeta", "VectorIndex"]
 
-MAX_TAGS = 16
 _NONE = -1  # no tag in this slot / no session
 _MIN_CAPACITY = 64
 _GROWTH = 1.5

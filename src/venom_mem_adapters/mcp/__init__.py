@@ -1,7 +1,7 @@
 """The MCP adapter (``venom-mem mcp``), in three small modules:
 
 - :mod:`.tools`: the tool catalog generated from the manifest, and argument checks
-  (``jsonschema`` plus the manifest's own :func:`~venom_mem_core.params.check_params`);
+  (the manifest's own :func:`~venom_mem_core.params.check_params`);
 - :mod:`.link`: the one held connection to the daemon, lazy, serialized, reconnecting only
   when no byte of a request was accepted (RFC-0020 section 8, lost replies);
 - :mod:`.server`: the official SDK's low-level server over stdio.

@@ -13,33 +13,29 @@ schema it listed, and this adapter outlives daemon restarts. A newer daemon that
 member must not make a harness reject an otherwise valid result. Required members and types
 stay checked.
 
-Arguments are checked twice before anything reaches the daemon: by a Draft 2020-12 validator
-built on a tool's first call, whose first error is mapped to the generic ``invalid_params.*``
-codes, and then by the manifest's own :func:`~venom_mem_core.params.check_params`, the check
-the CLI and the daemon run, so all three report one mistake the same way.
+``inputSchema`` carries every grammar of RFC-0020 sections 2, 3 and 7 the manifest writes
+down (patterns, byte and item limits, uniqueness, ID shapes, enums, the rules between params;
+ADR 0024), so a harness sees the rules it will be held to. Arguments are checked once, by the
+manifest's own :func:`~venom_mem_core.params.check_params`, the check the CLI and the daemon
+run, so all three report one mistake the same way; ``jsonschema`` is the tests' oracle that
+the published schema and that check agree (tests/security/test_schema_oracle.py), not a second
+validator here.
 
 A catalog is sized to its caller (:data:`AUDIENCES`): a harness's context carries only the
 tools its principal could ever call. A client token never holds admin or files, and the
 unknown principal only reads (RFC-0020 sections 3 and 4).
-
-Nothing here imports ``jsonschema`` until a tool is called: ``initialize`` and
-``tools/list`` are answered from this catalog within the adapter's start-up budget.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.manifest_types import Manifest, Verb
 from venom_mem_core.params import check_params, json_schema, params_schema
 from venom_mem_core.usecases.verbs import VERBS
-
-if TYPE_CHECKING:
-    from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 __all__ = [
     "AUDIENCES",
@@ -50,7 +46,6 @@ __all__ = [
     "audience_for_token",
     "build_catalog",
     "exposed_verbs",
-    "schema_error",
     "tool_name",
     "verb_name",
 ]
@@ -68,30 +63,6 @@ AUDIENCES: Mapping[str, frozenset[str | None] | None] = {
     "owner": None,  # every tool
     "client": frozenset({None, "read", "write"}),
     "unknown": frozenset({None, "read"}),
-}
-
-_RANGE_KEYWORDS = frozenset(
-    {
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minItems",
-        "maxItems",
-        "minLength",
-        "maxLength",
-        "minProperties",
-        "maxProperties",
-    }
-)
-_JSON_TYPE_NAMES = {
-    bool: "boolean",
-    int: "integer",
-    float: "number",
-    str: "string",
-    list: "array",
-    dict: "object",
-    type(None): "null",
 }
 
 
@@ -128,7 +99,6 @@ class ToolSpec:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     read_only: bool
-    _validator: list[Any] = dataclasses.field(default_factory=list, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The tool as ``tools/list`` carries it."""
@@ -142,71 +112,10 @@ class ToolSpec:
         tool["annotations"] = {"readOnlyHint": self.read_only, "openWorldHint": False}
         return tool
 
-    @property
-    def validator(self) -> Any:
-        """The Draft 2020-12 validator, built on first use (``jsonschema`` costs ~0.5 s)."""
-        if not self._validator:
-            from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-
-            self._validator.append(Draft202012Validator(self.input_schema))
-        return self._validator[0]
-
     def check(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """The checked params (defaults filled in), or :class:`VenomError`
         ``invalid_params.*`` naming the param in ``data.param``."""
-        from jsonschema.exceptions import best_match
-
-        args: dict[str, Any] = dict(arguments or {})
-        error: ValidationError | None = best_match(self.validator.iter_errors(args))
-        if error is not None:
-            raise _refine(self.verb, args, schema_error(self.verb, error))
-        return check_params(self.verb, args)
-
-
-def schema_error(verb: Verb, error: ValidationError) -> VenomError:
-    """Map a JSON Schema validation error to the generic ``invalid_params.*`` codes."""
-    path = list(error.absolute_path)
-    top = str(path[0]) if path else None
-    keyword = str(error.validator)
-    instance = error.instance
-    if keyword == "additionalProperties" and isinstance(instance, Mapping):
-        known = error.schema.get("properties", {})
-        extra = sorted(str(k) for k in instance if k not in known)
-        name = extra[0] if extra else "?"
-        if top is None:
-            return VenomError.param("unknown", name, f"{verb.name} has no param {name!r}")
-        return VenomError.param("unknown", top, f"{top} has no member {name!r}")
-    if keyword == "required" and isinstance(instance, Mapping):
-        missing = [str(n) for n in error.validator_value if n not in instance]
-        name = missing[0] if missing else "?"
-        if top is None:
-            return VenomError.param("missing", name, f"{verb.name} needs {name}")
-        return VenomError.param("missing", top, f"{top} needs {name}")
-    param = top or "params"
-    if keyword in _RANGE_KEYWORDS:
-        return VenomError.param("range", param, f"{param} is out of range: {error.message}")
-    if keyword == "type":
-        found = _JSON_TYPE_NAMES.get(type(instance), type(instance).__name__)
-        expected = error.validator_value
-        if isinstance(expected, list):
-            expected = " or ".join(str(e) for e in expected)
-        return VenomError.param("type", param, f"{param} must be {expected}, got {found}")
-    if keyword == "enum":
-        choices = ", ".join(str(c) for c in error.validator_value)
-        return VenomError.param("type", param, f"{param} must be one of {choices}")
-    return VenomError.param("type", param, f"{param} is not valid: {error.message}")
-
-
-def _refine(verb: Verb, args: dict[str, Any], mapped: VenomError) -> VenomError:
-    """Prefer the manifest check's code when it blames the same param: it knows the codes
-    the generic mapping can't (a bad ``relation`` is ``invalid_params.relation``)."""
-    try:
-        check_params(verb, args)
-    except VenomError as exc:
-        same_param = exc.data.get("param") == mapped.data.get("param")
-        if exc.code.startswith("invalid_params.") and same_param:
-            return exc
-    return mapped
+        return check_params(self.verb, dict(arguments or {}))
 
 
 def _output_schema(verb: Verb) -> dict[str, Any] | None:

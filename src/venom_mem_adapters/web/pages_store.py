@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from venom_mem_core.errors import VenomError
+from venom_mem_core.grammar import KINDS
 
 from .chart import count_writes, writes_chart
 from .views import call, form_route, page, redirect, rights, view_route
@@ -20,7 +21,6 @@ __all__ = ["ROUTES"]
 
 CHART_PAGES = 50  # memory.list pages of 200: the chart reads at most the newest 10,000
 MODES = ("auto", "fts", "vector")
-KINDS = ("fact", "decision", "procedure", "note")
 
 
 def _words(text: str) -> list[str]:

@@ -6,6 +6,7 @@ from typing import Any
 
 import attrs
 
+from ..grammar import MAX_ISSUED_TTL_S
 from ..ports import Clock, Embedder, EventSink, Store, VectorSearch
 from ..registry import Registry
 from ..search_options import DEFAULT_FUSION, DEFAULT_QUERY_MODE
@@ -25,7 +26,7 @@ class MemorySettings:
     min_similarity: float = 0.0
     query_mode: str = DEFAULT_QUERY_MODE
     fusion: str = DEFAULT_FUSION
-    max_token_ttl: int = 86400
+    max_token_ttl: int = MAX_ISSUED_TTL_S
     query_timeout_ms: int = 2000
     embed_input_bytes: int = 32768
 

@@ -30,9 +30,7 @@ from typing import Any
 
 import attrs
 
-from .. import validation as v
 from ..clock import parse_ts
-from ..errors import VenomError
 from ..grants import Resource, check, readable_memories
 from ..manifest import T1_SENTENCE
 from ..ports import MemoryFilter, ReadTx
@@ -40,10 +38,8 @@ from ..records import ContextEntry, Principal
 from ..shapes import memory_id
 from .app import App
 
-__all__ = ["MAX_BUDGET", "MIN_BUDGET", "memory_context"]
+__all__ = ["memory_context"]
 
-MIN_BUDGET = 1024
-MAX_BUDGET = 65536
 # The stored form (clock.format_ts); anything else is an age of "unknown".
 _TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
 _DAY_S = 86400
@@ -177,19 +173,7 @@ def memory_context(
     kinds: Sequence[str] | None = None,
     budget: int = 8192,
 ) -> dict[str, Any]:
-    if not spaces:
-        raise VenomError.param("range", "spaces", "spaces needs at least one space")
-    if not MIN_BUDGET <= budget <= MAX_BUDGET:
-        raise VenomError.param(
-            "range", "budget", f"budget must be from {MIN_BUDGET} to {MAX_BUDGET} bytes"
-        )
     ordered = list(dict.fromkeys(spaces))
-    for space in ordered:
-        v.check_space(space, "spaces")
-    for kind in kinds or ():
-        v.check_kind(kind, "kinds")
-    if branch is not None:
-        v.check_branch(branch)
     # Readable sets first, as for search: every space asked for, in full, before any output.
     for space in ordered:
         check(who, "read", Resource.of_space(space))

@@ -144,13 +144,7 @@ def add_memory(
     importance: str = "normal",
     branches: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    v.check_space(space)
-    v.check_content(content, app.settings.max_content_bytes)
-    v.check_kind(kind)
-    v.check_importance(importance)
-    clean_title = v.check_title(title) if title is not None else ""
-    clean_tags = v.check_tags(tags) if tags is not None else ()
-    clean_branches = v.check_branches(branches) if branches is not None else ()
+    v.check_content_size(content, app.settings.max_content_bytes)
     session_no = v.parse_id(session, "s", "session") if session is not None else None
     check(who, "write", Resource.of_space(space))
     digest = content_hash(content)
@@ -165,12 +159,12 @@ def add_memory(
             id=0,
             space=space,
             kind=kind,
-            title=clean_title,
+            title=title or "",
             content=content,
             content_sha256=digest,
-            tags=clean_tags,
+            tags=tuple(tags or ()),
             importance=importance,
-            branches=clean_branches,
+            branches=tuple(branches or ()),
             author=who.provenance,
             updated_by=who.provenance,
             session=session_no,
@@ -244,23 +238,10 @@ def update_memory(
     branches: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     number = v.parse_id(id, "m", "id")
-    asked = (content, title, kind, tags, importance, branches)
-    if all(value is None for value in asked):
-        raise VenomError.param(
-            "missing",
-            "content",
-            "memory.update needs at least one of content, title, kind, tags, importance, branches",
-        )
     if content is not None:
-        v.check_content(content, app.settings.max_content_bytes)
-    if title is not None:
-        v.check_title(title)
-    if kind is not None:
-        v.check_kind(kind)
-    clean_tags = v.check_tags(tags) if tags is not None else None
-    if importance is not None:
-        v.check_importance(importance)
-    clean_branches = v.check_branches(branches) if branches is not None else None
+        v.check_content_size(content, app.settings.max_content_bytes)
+    clean_tags = tuple(tags) if tags is not None else None
+    clean_branches = tuple(branches) if branches is not None else None
     with app.store.write() as tx:
         memory = _load_checked(tx, who, "write", number)
         _check_revision(memory, revision)

@@ -52,14 +52,7 @@ def _filter(
     """Check each explicit space and the session in full, then build the filter."""
     if spaces is not None:
         for space in spaces:
-            v.check_space(space, "spaces")
             check(who, "read", Resource.of_space(space))
-    if tags is not None:
-        v.check_tags(tags)
-    for importance in importances or ():
-        v.check_importance(importance, "importances")
-    if branch is not None:
-        v.check_branch(branch)
     session_ids: frozenset[int] | None = None
     if session is not None:
         row = check_session_readable(tx, who, v.parse_id(session, "s", "session"))

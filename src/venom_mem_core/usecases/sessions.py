@@ -91,13 +91,7 @@ def start_session(
     relation: str | None = None,
     cwd: str | None = None,
 ) -> dict[str, Any]:
-    v.check_harness(harness)
-    if harness_session is not None:
-        v.check_harness_session(harness_session)
     parent_no = v.parse_id(parent, "s", "parent") if parent is not None else None
-    v.check_relation(relation, parent)
-    if cwd is not None:
-        v.check_cwd(cwd)
     check(who, "write", Resource.of_session(None))
     with app.store.write() as tx:
         if harness_session is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import validation as v
 from ..grants import Access, Resource, check
 from ..ports import SpaceSummary
 from ..records import Principal, SpaceDescription
@@ -53,8 +52,6 @@ def describe_space(app: App, who: Principal, *, space: str, description: str) ->
 
     Needs write on the space, as adding to it does. A described space is listed even while it
     holds no live memory (ADR 0018)."""
-    v.check_space(space)
-    v.check_description(description)
     check(who, "write", Resource.of_space(space))
     with app.store.write() as tx:
         current = tx.space_descriptions([space]).get(space)
