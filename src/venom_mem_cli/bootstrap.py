@@ -128,7 +128,7 @@ def run_serve(
     try:
         config_path = default_config_path(environ)
         config = load_config(config_path)
-        store_path = Path(default_store_path(environ, config.store.path))
+        store_path = Path(default_store_path(environ, config.store.path, config.store.url))
         sock = Path(socket_path(environ, lambda: str(store_path.parent)))
         try:
             _prepare_socket_dir(sock, store_path, environ)
@@ -179,13 +179,13 @@ def _serve_locked(
     from venom_mem_adapters.daemon import ops
     from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
-    from venom_mem_adapters.sqlite import SqliteStore, StoreLock
+    from venom_mem_adapters.sqlite import StoreLock
     from venom_mem_core.clock import SystemClock
     from venom_mem_core.usecases.app import App
     from venom_mem_core.usecases.memories import sweep_tombstones
 
     with StoreLock(store_path):
-        store = SqliteStore.open(store_path)
+        store = _open_store(config, store_path)
         try:
             clock = SystemClock()
             events = EventLog(clock)
@@ -231,9 +231,10 @@ def _serve_locked(
             if service is not None:
                 daemon.embedding_facts = service.embedding_facts
                 daemon.config_listeners.append(lambda new: service.reconfigure(new.embeddings))
+            shown = getattr(store, "url", store_path)  # a PostgreSQL store's public URL
             ready = (
                 f"venom-mem {venom_mem_core.__version__}: ready on {sock} (pid {os.getpid()}, "
-                f"store {store_path}); Ctrl-C or venom-mem stop stops it"
+                f"store {shown}); Ctrl-C or venom-mem stop stops it"
             )
             try:
                 announce = (ready, stderr) if stderr is not None else None
@@ -255,6 +256,33 @@ def _serve_locked(
         finally:
             store.close()
     return 0
+
+
+def _open_store(config: Any, store_path: Path) -> Any:
+    """The SQLite file, or the PostgreSQL database ``store.url`` names (docs/adr/0028).
+
+    For a PostgreSQL store ``store_path`` is this machine's anchor for the database (its
+    lock, record and fallback socket sit beside it; runtime_paths.default_store_path): the
+    lock makes one daemon per machine serve it, and PostgreSQL serializes the machines."""
+    if not config.store.url:
+        from venom_mem_adapters.sqlite import SqliteStore
+
+        return SqliteStore.open(store_path)
+    if config.embeddings.provider != "off":
+        raise VenomError(
+            "unsupported.store_embeddings",
+            "embeddings are not served from a PostgreSQL store yet (docs/adr/0028)",
+            {"fix": 'set embeddings.provider = "off" in config.zon, or use a SQLite store'},
+        )
+    try:
+        from venom_mem_adapters.postgres import PostgresStore
+    except ImportError:
+        raise VenomError(
+            "failed.store",
+            "store.url names a PostgreSQL database, but psycopg is not installed",
+            {"fix": "pip install 'venom-mem[postgres]'"},
+        ) from None
+    return PostgresStore.open(config.store.url)
 
 
 def _extra_handlers() -> dict[str, Any]:

@@ -8,14 +8,14 @@ exit code (CONTRACT section 3)::
     │                                failed.internal, failed.socket, failed.protocol
     ├── invalid_params.*    exit 2   missing, type, unknown, range, space, tag, query, relation,
     │                                secret_content, client_right, grant_scope, embeddings_url,
-    │                                frame, config, ...
+    │                                frame, config, store_url, ...
     ├── not_found.*         exit 3   memory, memory_revision, session, client
     ├── denied.*            exit 4   read, write, admin, token, hello, startup_context
     ├── conflict.*          exit 5   memory_revision, memory_duplicate, client_exists, store_locked
     ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,
     │                                startup_result, daemon_timeout, connection,
     │                                connection_limit
-    └── unsupported.*       exit 10  verb, store_schema, embeddings_off
+    └── unsupported.*       exit 10  verb, store_schema, embeddings_off, store_embeddings
 
 ``data`` is always a JSON object. Adapters translate their own failures (apsw, sockets,
 httpx) into these codes in one place each, so nothing above them sees a driver exception.

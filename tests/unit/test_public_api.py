@@ -15,7 +15,10 @@ import pytest
 import venom_mem_core
 from venom_mem_core.manifest_types import Manifest
 
-HEAVY = ("apsw", "anyio", "httpx", "mcp", "rich", "rich_click", "numpy", "sqlite3", "socket")
+HEAVY = (
+    "apsw", "anyio", "httpx", "mcp", "rich", "rich_click", "numpy", "sqlite3", "socket",
+    "psycopg", "psycopg_pool",
+)  # fmt: skip
 
 
 def test_all_is_sorted_and_unique() -> None:

@@ -1,0 +1,146 @@
+"""Full-text search on PostgreSQL with SQLite's answers: the core's FTS5 tokenizer, FTS5's bm25.
+
+PostgreSQL's own text search stems and weighs differently (its ``ts_rank`` is not BM25), so
+this store does not use it. Each live memory's title, content and tags are tokenized here
+with the core's tokenizer (FTS5's ``porter unicode61 remove_diacritics 2``, reproduced in
+pure Python) and written as postings, one row per (term, memory) with the term's positions in
+each column, plus the row's length in tokens (schema.py: ``memory_fts`` and
+``memory_fts_terms``). Ranking reads those statistics back in SQL, over the rows the caller
+may read, and scores them with fts5_aux.c's formula operation for operation (:func:`score`),
+so a score here is the one SQLite's store computes for the same rows.
+
+This is the one module that imports the tokenizer, the Porter stemmer and the snippet rule
+from the core; they live in :mod:`venom_mem_core.inmemory` until they move to a public core
+module, and only the import below has to follow them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+# The core's FTS semantics, in one place (see the module docstring).
+from venom_mem_core.inmemory import _Doc, _index, _phrase_positions, _snippet, tokenize
+from venom_mem_core.records import Memory
+
+__all__ = [
+    "K1",
+    "WEIGHTS",
+    "B",
+    "Phrase",
+    "Posting",
+    "RowHits",
+    "matches",
+    "phrases",
+    "postings",
+    "score",
+    "snippet",
+    "weighted_freq",
+]
+
+K1 = 1.2
+B = 0.75
+WEIGHTS = (5.0, 1.0, 3.0)  # title, content, tags (RFC-0020 section 5)
+_IDF_FLOOR = 1e-6  # fts5_aux.c: "if( idf<=0.0 ) idf = 1e-6;"
+
+Phrase = tuple[str, ...]
+
+
+@attrs.frozen
+class Posting:
+    """One term of one memory: its positions in the title, the content and the tags."""
+
+    term: str
+    title: tuple[int, ...]
+    content: tuple[int, ...]
+    tags: tuple[int, ...]
+
+
+def _doc(memory: Memory) -> _Doc:
+    return _index(memory)
+
+
+def postings(memory: Memory) -> tuple[int, list[Posting]]:
+    """The row's length in tokens (all three columns) and its postings, terms sorted."""
+    doc = _doc(memory)
+    found: dict[str, tuple[list[int], list[int], list[int]]] = {}
+    for column, terms in enumerate(doc.columns):
+        for position, term in enumerate(terms):
+            found.setdefault(term, ([], [], []))[column].append(position)
+    rows = [
+        Posting(term=term, title=tuple(t), content=tuple(c), tags=tuple(g))
+        for term, (t, c, g) in sorted(found.items())
+    ]
+    return doc.length, rows
+
+
+def phrases(tokens: Sequence[str]) -> list[Phrase]:
+    """Each query token as FTS5 reads a quoted string: its terms, consecutive (a token that
+    yields no term matches nothing)."""
+    return [tuple(tokenize(token)) for token in tokens]
+
+
+@attrs.frozen
+class RowHits:
+    """A candidate row: its length and, per phrase, its hits weighted by column."""
+
+    id: int
+    length: int
+    freqs: tuple[float, ...]
+
+
+def _count(positions: Sequence[Sequence[int]]) -> int:
+    """Occurrences of a phrase whose terms have these positions (in one column)."""
+    if len(positions) == 1:
+        return len(positions[0])
+    later = [set(p) for p in positions[1:]]
+    return sum(
+        1
+        for start in positions[0]
+        if all(start + offset + 1 in terms for offset, terms in enumerate(later))
+    )
+
+
+def weighted_freq(phrase: Phrase, terms: dict[str, Sequence[Sequence[int]]]) -> float:
+    """The phrase's hits in one row, weighted by column; ``terms`` maps each term of the row
+    that the query names to its (title, content, tags) positions."""
+    if not phrase or any(term not in terms for term in phrase):
+        return 0.0
+    freq = 0.0
+    for column, weight in enumerate(WEIGHTS):
+        hits = _count([terms[term][column] for term in phrase])
+        freq += weight * hits
+    return freq
+
+
+def score(
+    rows: Iterable[RowHits], corpus_rows: int, corpus_tokens: int, hits: Sequence[int]
+) -> list[tuple[int, float]]:
+    """bm25 of each row (higher is better, FTS5's ``bm25()`` negated), fts5_aux.c's
+    operations in its order: ``idf = ln((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, and
+    ``idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))`` summed over the phrases."""
+    avgdl = corpus_tokens / corpus_rows
+    idfs = []
+    for hit in hits:
+        idf = math.log((corpus_rows - hit + 0.5) / (hit + 0.5))
+        idfs.append(_IDF_FLOOR if idf <= 0.0 else idf)
+    out = []
+    for row in rows:
+        total = 0.0
+        for idf, freq in zip(idfs, row.freqs, strict=True):
+            total += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * row.length / avgdl)))
+        out.append((row.id, total))
+    return out
+
+
+def matches(memory: Memory, wanted: Sequence[Phrase]) -> bool:
+    """Whether any phrase occurs in the memory's title, content or tags."""
+    doc = _doc(memory)
+    return any(_phrase_positions(terms, p) for p in wanted if p for terms in doc.columns)
+
+
+def snippet(memory: Memory, wanted: Sequence[Phrase]) -> str:
+    """The core's snippet rule (``snippet(memory_fts, 1, '', '', '…', 64)``'s window)."""
+    return _snippet(memory, _doc(memory), wanted)
