@@ -124,3 +124,26 @@ def test_a_password_in_store_url_is_refused(machines: tuple[World, World]) -> No
     error = result.json["error"]
     assert error["code"] == "invalid_params.store_url"
     assert "hunter2" not in result.stdout + result.stderr
+
+
+def test_doctor_warns_about_purge_and_names_no_credentials(
+    machines: tuple[World, World],
+) -> None:
+    a, _ = machines
+    token = a.add_client("claude-code")
+    a.ok("memory", "add", "--space", "user", "--content", "to purge", token=token)
+    a.ok("memory", "purge", "--id", "m1", token="@owner")
+    result = a.run("doctor", "--json", token="@owner")
+    report = result.json
+    checks = {c["id"]: c for c in report["checks"]}
+    assert checks["store.open"]["status"] == "ok", checks
+    assert checks["store.schema"]["status"] == "ok"
+    assert checks["store.postgres"]["status"] == "ok"
+    assert checks["store.purge"]["status"] == "warn"
+    assert "VACUUM" in checks["store.purge"]["message"]
+    assert report["status"] == 1
+    status = a.ok("store", "status", token="@owner")
+    assert status["path"].startswith("postgresql:///postgres?options=")
+    assert status["schema_version"] == 2
+    gone = a.run("memory", "get", "--id", "m1", "--json", token=token)
+    assert gone.json["error"]["code"] == "not_found.memory"

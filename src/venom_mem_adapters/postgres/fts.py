@@ -32,6 +32,7 @@ __all__ = [
     "Phrase",
     "Posting",
     "RowHits",
+    "counted_freq",
     "matches",
     "phrases",
     "postings",
@@ -111,6 +112,16 @@ def weighted_freq(phrase: Phrase, terms: dict[str, Sequence[Sequence[int]]]) -> 
     freq = 0.0
     for column, weight in enumerate(WEIGHTS):
         hits = _count([terms[term][column] for term in phrase])
+        freq += weight * hits
+    return freq
+
+
+def counted_freq(counts: Sequence[int] | None) -> float:
+    """A one-term phrase's weighted hits from its (title, content, tags) counts."""
+    if counts is None:
+        return 0.0
+    freq = 0.0
+    for weight, hits in zip(WEIGHTS, counts, strict=True):
         freq += weight * hits
     return freq
 

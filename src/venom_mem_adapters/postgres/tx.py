@@ -81,6 +81,8 @@ class PgReadTx:
     def __init__(self, connection: psycopg.Connection[Row], where: str) -> None:
         self._connection = connection
         self._where = where
+        # Memories read ahead for this snapshot (rank_text_scored); None in a write.
+        self._memo: dict[int, Memory] | None = {}
 
     @property
     def connection(self) -> psycopg.Connection[Row]:
@@ -105,6 +107,8 @@ class PgReadTx:
     # -- memories ------------------------------------------------------------------------
 
     def get_memory(self, id: int) -> Memory | None:
+        if self._memo is not None and id in self._memo:
+            return self._memo[id]
         row = self._one(f"SELECT {_MEMORY} FROM memories AS m WHERE m.id = %s", (id,))
         return memory_from_row(row) if row else None
 
@@ -139,41 +143,53 @@ class PgReadTx:
         """BM25 over the caller's readable live rows (fts.py), the other filters narrowing
         the hits without changing the statistics, as the SQLite store ranks them.
 
-        Two statements: the readable corpus's size (rows and tokens), then every readable
-        row's postings for the query's terms, each with whether the whole filter admits it.
+        One statement: the readable corpus's size (rows and tokens), and every readable
+        row's postings for the query's terms, each with whether the whole filter admits it
+        (positions only when a phrase needs them; counts otherwise). The winners' rows are
+        then read in one more, and kept for the search's get_memory and snippets.
         """
         wanted = fts.phrases(tokens)
         terms = sorted({term for phrase in wanted for term in phrase})
         if not terms or limit <= 0 or where.access.nothing:
             return []
         readable = access_predicate(where.access, alias="m")
-        if where.access.everything:
-            size = self._one("SELECT count(*), coalesce(sum(length), 0) FROM memory_fts")
-        else:
-            size = self._one(
-                "SELECT count(*), coalesce(sum(f.length), 0) FROM memory_fts AS f"
-                f" JOIN memories AS m ON m.id = f.memory WHERE {readable.sql}",
-                readable.params,
-            )
-        corpus_rows, corpus_tokens = (int(size[0]), int(size[1])) if size else (0, 0)
-        if corpus_rows == 0:
-            return []
         passes = memory_predicate(attrs.evolve(where, include_deleted=False))
+        positions = any(len(phrase) > 1 for phrase in wanted)
+        hits_sql = (
+            "p.title, p.content, p.tags"
+            if positions
+            else "cardinality(p.title), cardinality(p.content), cardinality(p.tags)"
+        )
+        if where.access.everything:
+            corpus = "SELECT count(*) AS n, coalesce(sum(length), 0) AS t FROM memory_fts"
+        else:
+            corpus = (
+                "SELECT count(*) AS n, coalesce(sum(f.length), 0) AS t FROM memory_fts AS f"
+                f" JOIN memories AS m ON m.id = f.memory WHERE {readable.sql}"
+            )
         found = self._rows(
-            f"SELECT p.memory, f.length, ({passes.sql}), p.term, p.title, p.content, p.tags"
+            f"WITH corpus AS ({corpus}),"
+            f" hit AS (SELECT p.memory, f.length, ({passes.sql}) AS admitted, p.term, {hits_sql}"
             " FROM memory_fts_terms AS p JOIN memory_fts AS f ON f.memory = p.memory"
             " JOIN memories AS m ON m.id = p.memory"
-            f" WHERE p.term = ANY(%s) AND {readable.sql}",
-            (*passes.params, terms, *readable.params),
+            f" WHERE p.term = ANY(%s) AND {readable.sql})"
+            " SELECT corpus.n, corpus.t, hit.* FROM corpus LEFT JOIN hit ON TRUE",
+            (*readable.params, *passes.params, terms, *readable.params),
         )
-        by_row: dict[int, tuple[int, bool, dict[str, Sequence[Sequence[int]]]]] = {}
-        for memory, length, admitted, term, title, content, tags in found:
+        corpus_rows, corpus_tokens = int(found[0][0]), int(found[0][1])
+        if corpus_rows == 0 or found[0][2] is None:
+            return []
+        by_row: dict[int, tuple[int, bool, dict[str, Any]]] = {}
+        for _, _, memory, length, admitted, term, title, content, tags in found:
             entry = by_row.setdefault(memory, (length, bool(admitted), {}))
             entry[2][term] = (title, content, tags)
         hits = [0] * len(wanted)
         rows: list[fts.RowHits] = []
         for memory, (length, admitted, row_terms) in by_row.items():
-            freqs = tuple(fts.weighted_freq(phrase, row_terms) for phrase in wanted)
+            if positions:
+                freqs = tuple(fts.weighted_freq(phrase, row_terms) for phrase in wanted)
+            else:
+                freqs = tuple(fts.counted_freq(row_terms.get(p[0])) if p else 0.0 for p in wanted)
             for index, freq in enumerate(freqs):
                 if freq > 0:
                     hits[index] += 1
@@ -181,19 +197,34 @@ class PgReadTx:
                 rows.append(fts.RowHits(id=memory, length=length, freqs=freqs))
         scored = fts.score(rows, corpus_rows, corpus_tokens, hits)
         scored.sort(key=lambda pair: (-pair[1], -pair[0]))
-        return scored[:limit]
+        scored = scored[:limit]
+        self._remember([id_ for id_, _ in scored])
+        return scored
+
+    def _remember(self, ids: Sequence[int]) -> None:
+        """Read these memories now, in one statement, for the get_memory calls a search
+        makes next (a read snapshot can't change; a write transaction keeps no copies)."""
+        if self._memo is None or not ids:
+            return
+        rows = self._rows(f"SELECT {_MEMORY} FROM memories AS m WHERE m.id = ANY(%s)", (list(ids),))
+        for memory in map(memory_from_row, rows):
+            self._memo[memory.id] = memory
 
     def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
         wanted = fts.phrases(tokens)
         if not any(wanted) or not ids:
             return {}
-        rows = self._rows(
-            f"SELECT {_MEMORY} FROM memories AS m WHERE m.id = ANY(%s) AND m.deleted IS NULL",
-            (list(ids),),
-        )
+        memo = self._memo or {}
+        missing = [id_ for id_ in ids if id_ not in memo]
+        memories = [memo[id_] for id_ in ids if id_ in memo]
+        if missing:
+            rows = self._rows(
+                f"SELECT {_MEMORY} FROM memories AS m WHERE m.id = ANY(%s)", (missing,)
+            )
+            memories.extend(map(memory_from_row, rows))
         out = {}
-        for memory in map(memory_from_row, rows):
-            if fts.matches(memory, wanted):
+        for memory in memories:
+            if memory.deleted is None and fts.matches(memory, wanted):
                 out[memory.id] = fts.snippet(memory, wanted)
         return out
 
@@ -341,6 +372,10 @@ class PgReadTx:
 
 class PgWriteTx(PgReadTx):
     """Changes inside one write transaction, with the locks the module docstring lists."""
+
+    def __init__(self, connection: psycopg.Connection[Row], where: str) -> None:
+        super().__init__(connection, where)
+        self._memo = None  # a write changes rows: never answer from a copy
 
     def _lock(self, *key: str) -> None:
         """A transaction advisory lock on ``key``, held until commit or rollback."""
