@@ -5,7 +5,8 @@ MEM-04 across daemons: 16 racing processes split over both daemons give one upda
 (``conflict.memory_revision`` to the rest) and one row for racing adds (``changed: false`` to
 the rest). Client tokens are read from the database: added through one daemon, a token works
 on the other at once; removed through one, it is refused on the other at its next request,
-on a new connection and on a held one.
+on a new connection and on a held one. Section 1's transcript runs with its two harnesses on
+the two daemons.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.test_cli_transcript import replay_section_1
 from tests.support.daemon_env import World, make_world
 from tests.support.postgres_server import PostgresServer, postgres_server
 from venom_mem_adapters.client import connect
@@ -50,6 +52,14 @@ def test_both_daemons_serve_one_store(machines: tuple[World, World]) -> None:
     assert a.socket != b.socket
     hits = b.ok("memory", "search", "--query", "shared", token=token)["results"]
     assert [h["id"] for h in hits] == ["m1"]
+
+
+def test_section_1_with_the_two_harnesses_on_two_daemons(machines: tuple[World, World]) -> None:
+    """RFC-0020 section 1's transcript: Claude Code's calls through one machine's daemon,
+    Codex's and the unknown caller's through the other's, on one team store."""
+    a, b = machines
+    replay_section_1(a, b)
+    assert a.daemon_pid() != b.daemon_pid()
 
 
 def test_racing_updates_across_daemons_one_wins(machines: tuple[World, World]) -> None:

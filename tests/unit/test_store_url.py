@@ -79,3 +79,16 @@ def test_the_json_path_does_not_import_psycopg(tmp_path: Path) -> None:
     )
     assert "unavailable.not_running" in result.stdout, result
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_setup_guide_config_loads(tmp_path: Path) -> None:
+    """docs/team-store.md's config.zon block is a valid config naming a PostgreSQL store."""
+    from venom_mem_adapters.config_file import load_config
+
+    guide = (Path(__file__).parents[2] / "docs" / "team-store.md").read_text()
+    block = guide.split("```zig\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "config.zon"
+    path.write_text("\n".join(line.strip() for line in block.splitlines()) + "\n")
+    url = load_config(path).store.url
+    assert url.startswith("postgresql://venom@db.example.com:5432/venom_mem")
+    assert public_url(url) == "postgresql://db.example.com:5432/venom_mem?sslmode=verify-full"
