@@ -186,9 +186,15 @@ def _serve_locked(
 
     with StoreLock(store_path):
         store = _open_store(config, store_path)
+        bridge: Any = None
         try:
             clock = SystemClock()
             events = EventLog(clock)
+            if config.store.url:  # other daemons' writes reach this log (docs/adr/0028)
+                from venom_mem_adapters.postgres.notify import EventBridge
+
+                bridge = EventBridge(config.store.url, events)
+                bridge.start()
             service: Any = None
             embedder = None
             if config.embeddings.provider != "off":
@@ -254,6 +260,8 @@ def _serve_locked(
                 if service is not None:
                     service.close()
         finally:
+            if bridge is not None:
+                bridge.close()
             store.close()
     return 0
 

@@ -6,11 +6,12 @@ MEM-04 across daemons: 16 racing processes split over both daemons give one upda
 the rest). Client tokens are read from the database: added through one daemon, a token works
 on the other at once; removed through one, it is refused on the other at its next request,
 on a new connection and on a held one. Section 1's transcript runs with its two harnesses on
-the two daemons.
+the two daemons, and one daemon's events reach the other's followers (LISTEN/NOTIFY).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -157,3 +158,25 @@ def test_doctor_warns_about_purge_and_names_no_credentials(
     assert status["schema_version"] == 2
     gone = a.run("memory", "get", "--id", "m1", "--json", token=token)
     assert gone.json["error"]["code"] == "not_found.memory"
+
+
+def test_events_of_one_daemon_reach_the_other(machines: tuple[World, World]) -> None:
+    a, b = machines
+    token = a.add_client("claude-code")
+    with connect(b.environ("@owner")) as follower:
+        cursor = follower.call("events", {"limit": 1000})["cursor"]
+        a.ok("memory", "add", "--space", "user", "--content", "seen elsewhere", token=token)
+        got = follower.call("events", {"after": cursor, "wait_ms": 5000})
+        added = [e for e in got["events"] if e["type"] == "memory.added"]
+        assert [e["data"]["memory"] for e in added] == ["m1"], got
+        assert added[0]["source"] == got["cursor"].split(":")[0]  # the stream's own source
+    # Each write is one event on every daemon's stream: relayed once, never echoed back.
+    with connect(a.environ("@owner")) as on_a, connect(b.environ("@owner")) as on_b:
+        cursors = [c.call("events", {"limit": 1000})["cursor"] for c in (on_a, on_b)]
+        b.ok("memory", "add", "--space", "user", "--content", "written on b", token=token)
+        for conn, cursor in zip((on_a, on_b), cursors, strict=True):
+            conn.call("events", {"after": cursor, "wait_ms": 5000})
+        time.sleep(0.5)  # room for a duplicate to arrive, if there were one
+        for conn, cursor in zip((on_a, on_b), cursors, strict=True):
+            got = conn.call("events", {"after": cursor, "limit": 1000})["events"]
+            assert [e["data"]["memory"] for e in got if e["type"] == "memory.added"] == ["m2"]
