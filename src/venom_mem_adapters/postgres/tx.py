@@ -91,14 +91,22 @@ class PgReadTx:
     # -- the two doors every statement goes through -------------------------------------
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """A statement that returns rows, and its rows (which sends what is queued)."""
         with translated(self._where):
-            cursor = self._connection.execute(sql, tuple(params))
-            return cursor.fetchall() if cursor.description is not None else []
+            return self._connection.execute(sql, tuple(params)).fetchall()
 
     def _run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Execute a change and return how many rows it changed."""
+        """Execute a change and return how many rows it changed (a round trip)."""
+        with translated(self._where), self._connection.pipeline() as pipe:
+            cursor = self._connection.execute(sql, tuple(params))
+            pipe.sync()
+            return cursor.rowcount
+
+    def _send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """Queue a change whose outcome nothing reads; it is sent with the next statement
+        that is read, or the COMMIT, and an error in it fails that one (store.py)."""
         with translated(self._where):
-            return self._connection.execute(sql, tuple(params)).rowcount
+            self._connection.execute(sql, tuple(params))
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         rows = self._rows(sql, params)
@@ -155,6 +163,10 @@ class PgReadTx:
         readable = access_predicate(where.access, alias="m")
         passes = memory_predicate(attrs.evolve(where, include_deleted=False))
         positions = any(len(phrase) > 1 for phrase in wanted)
+        if not positions:
+            scored = self._rank_in_sql(wanted, readable, passes, limit)
+            self._remember([id_ for id_, _ in scored])
+            return scored
         hits_sql = (
             "p.title, p.content, p.tags"
             if positions
@@ -200,6 +212,47 @@ class PgReadTx:
         scored = scored[:limit]
         self._remember([id_ for id_, _ in scored])
         return scored
+
+    def _rank_in_sql(
+        self, wanted: Sequence[fts.Phrase], readable: Predicate, passes: Predicate, limit: int
+    ) -> list[tuple[int, float]]:
+        """BM25 in one statement when every phrase is one term (the usual query): the
+        statistics, IDFs and scores in SQL, fts.score's operations in its order (float8
+        throughout, phrases summed in query order), only the best ``limit`` rows returned."""
+        terms = [phrase[0] if phrase else "" for phrase in wanted]
+        f8 = "::float8"
+        k1, b = f"{fts.K1}{f8}", f"{fts.B}{f8}"
+        w_title, w_content, w_tags = (f"{w}{f8}" for w in fts.WEIGHTS)
+        if readable.sql == "TRUE":
+            corpus = (
+                "SELECT count(*)::float8 AS n, coalesce(sum(length), 0)::float8 AS t"
+                " FROM memory_fts"
+            )
+        else:
+            corpus = (
+                "SELECT count(*)::float8 AS n, coalesce(sum(f.length), 0)::float8 AS t"
+                f" FROM memory_fts AS f JOIN memories AS m ON m.id = f.memory WHERE {readable.sql}"
+            )
+        rows = self._rows(
+            f"WITH corpus AS ({corpus}),"
+            " q AS (SELECT term, i FROM unnest(%s::text[]) WITH ORDINALITY AS q (term, i)),"
+            " hit AS (SELECT q.i, p.memory, f.length::float8 AS length,"
+            f"  0.0{f8} + {w_title} * cardinality(p.title) + {w_content} * cardinality(p.content)"
+            f"  + {w_tags} * cardinality(p.tags) AS freq, ({passes.sql}) AS admitted"
+            "  FROM q JOIN memory_fts_terms AS p ON p.term = q.term"
+            "  JOIN memory_fts AS f ON f.memory = p.memory JOIN memories AS m ON m.id = p.memory"
+            f"  WHERE {readable.sql}),"
+            " df AS (SELECT i, count(*)::float8 AS n FROM hit GROUP BY i),"
+            " idf AS (SELECT q.i, ln((c.n - coalesce(df.n, 0) + 0.5) / (coalesce(df.n, 0) + 0.5))"
+            "  AS v FROM q CROSS JOIN corpus AS c LEFT JOIN df ON df.i = q.i)"
+            " SELECT h.memory, sum(CASE WHEN idf.v <= 0 THEN 1e-6::float8 ELSE idf.v END"
+            f"  * ((h.freq * ({k1} + 1.0{f8})) / (h.freq + {k1} * (1 - {b} + {b} * h.length"
+            "  / (c.t / c.n)))) ORDER BY h.i) AS score"
+            " FROM hit AS h JOIN idf ON idf.i = h.i CROSS JOIN corpus AS c"
+            " WHERE h.admitted GROUP BY h.memory ORDER BY score DESC, h.memory DESC LIMIT %s",
+            (*readable.params, terms, *passes.params, *readable.params, limit),
+        )
+        return [(int(memory), float(score)) for memory, score in rows]
 
     def _remember(self, ids: Sequence[int]) -> None:
         """Read these memories now, in one statement, for the get_memory calls a search
@@ -400,7 +453,7 @@ class PgWriteTx(PgReadTx):
     def _index(self, memory: Memory) -> None:
         """Write a live memory's length and postings (fts.py)."""
         length, postings = fts.postings(memory)
-        self._run("INSERT INTO memory_fts (memory, length) VALUES (%s, %s)", (memory.id, length))
+        self._send("INSERT INTO memory_fts (memory, length) VALUES (%s, %s)", (memory.id, length))
         if not postings:
             return
         with translated(self._where), self._connection.cursor() as cursor:
@@ -463,22 +516,22 @@ class PgWriteTx(PgReadTx):
         if same_text and (old_deleted is None) == (memory.deleted is None):
             return
         if old_deleted is None:
-            self._run("DELETE FROM memory_fts WHERE memory = %s", (memory.id,))
+            self._send("DELETE FROM memory_fts WHERE memory = %s", (memory.id,))
         if memory.deleted is None:
             self._index(memory)
 
     def delete_memory(self, id: int) -> None:
-        self._run("DELETE FROM memories WHERE id = %s", (id,))
+        self._send("DELETE FROM memories WHERE id = %s", (id,))
 
     def insert_version(self, version: Version) -> None:
-        self._run(
+        self._send(
             f"INSERT INTO memory_versions ({_VERSION})"
             f" VALUES ({_placeholders(len(VERSION_COLUMNS))})",
             version_values(version),
         )
 
     def prune_versions(self, memory: int, keep: int) -> None:
-        self._run(
+        self._send(
             "DELETE FROM memory_versions WHERE memory = %s AND revision NOT IN"
             " (SELECT revision FROM memory_versions WHERE memory = %s"
             "  ORDER BY revision DESC LIMIT %s)",
@@ -512,15 +565,17 @@ class PgWriteTx(PgReadTx):
             raise VenomError.not_found("session", f"session s{session.id} does not exist")
 
     def delete_session(self, id: int) -> None:
-        self._run("DELETE FROM sessions WHERE id = %s", (id,))
+        self._send("DELETE FROM sessions WHERE id = %s", (id,))
 
     def _clients_changed(self) -> None:
         """Every daemon on the database compares this counter before it trusts its registry
         (docs/adr/0028): a client added or removed anywhere is seen at the next request."""
-        self._run("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'clients_version'")
+        self._send(
+            "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'clients_version'"
+        )
 
     def insert_client(self, client: Client) -> None:
-        self._run(
+        self._send(
             f"INSERT INTO clients ({_CLIENT}) VALUES ({_placeholders(len(CLIENT_COLUMNS))})",
             client_values(client),
         )
@@ -531,17 +586,17 @@ class PgWriteTx(PgReadTx):
             self._clients_changed()
 
     def set_meta(self, key: str, value: str) -> None:
-        self._run(
+        self._send(
             "INSERT INTO meta (key, value) VALUES (%s, %s)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
 
     def delete_meta(self, key: str) -> None:
-        self._run("DELETE FROM meta WHERE key = %s", (key,))
+        self._send("DELETE FROM meta WHERE key = %s", (key,))
 
     def set_space_description(self, description: SpaceDescription) -> None:
-        self._run(
+        self._send(
             f"INSERT INTO spaces ({_SPACE}) VALUES ({_placeholders(len(SPACE_COLUMNS))})"
             " ON CONFLICT (space) DO UPDATE SET description = excluded.description,"
             " principal = excluded.principal, label = excluded.label, updated = excluded.updated",
@@ -549,4 +604,4 @@ class PgWriteTx(PgReadTx):
         )
 
     def delete_space_description(self, space: str) -> None:
-        self._run("DELETE FROM spaces WHERE space = %s", (space,))
+        self._send("DELETE FROM spaces WHERE space = %s", (space,))
