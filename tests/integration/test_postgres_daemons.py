@@ -180,3 +180,15 @@ def test_events_of_one_daemon_reach_the_other(machines: tuple[World, World]) -> 
         for conn, cursor in zip((on_a, on_b), cursors, strict=True):
             got = conn.call("events", {"after": cursor, "limit": 1000})["events"]
             assert [e["data"]["memory"] for e in got if e["type"] == "memory.added"] == ["m2"]
+
+
+def test_an_unreachable_server_is_failed_store_without_credentials() -> None:
+    with make_world() as world:
+        world.env.update(PGHOST=str(world.root / "no-server"), PGPORT="5432", PGUSER="ann")
+        world.write_config('.{ .store = .{ .url = "postgresql://ann@/team?connect_timeout=2" } }')
+        result = world.run("store", "status", "--json", token="@owner")
+        assert result.code == 1, result
+        error = result.json["error"]
+        assert error["code"] == "failed.store", error
+        assert "postgresql:///team?connect_timeout=2" in error["message"]
+        assert "ann@" not in result.stdout

@@ -139,3 +139,24 @@ def test_search_verb_answers_match_sqlite(stores: tuple[Store, Store]) -> None:
         assert [h["fts_rank"] for h in pg["results"]] == [h["fts_rank"] for h in lite["results"]], (
             query
         )
+
+
+def test_section_5_fixture_with_embeddings_off(stores: tuple[Store, Store]) -> None:
+    """RFC-0020 section 5: with embeddings off the fixture returns m2, then m1, in mode fts,
+    identically (ranks, scores, snippets) on both stores."""
+    from tests.integration.test_hybrid_search import M1, M2, M3, QUERY
+
+    answers = []
+    for store in stores:
+        env = Env.on(store)
+        for memory in (M1, M2, M3):
+            env.owner.call("memory.add", dict(memory))
+        answers.append(env.owner.call("memory.search", {"query": QUERY}))
+    lite, pg = answers
+    assert pg["mode"] == "fts"
+    assert [(h["id"], h["fts_rank"]) for h in pg["results"]] == [("m2", 1), ("m1", 2)]
+    assert [h["snippet"] for h in pg["results"]] == [h["snippet"] for h in lite["results"]]
+    assert [h["score"] for h in pg["results"]] == [h["score"] for h in lite["results"]]
+    assert {k: v for k, v in pg.items() if k != "results"} == {
+        k: v for k, v in lite.items() if k != "results"
+    }
