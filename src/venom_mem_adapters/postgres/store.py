@@ -67,11 +67,8 @@ class PostgresStore:
         """Check the URL, connect, migrate (or create) the schema."""
         check_url(url)
         where = public_url(url)
-        try:
-            with translated(where), psycopg.connect(url, autocommit=True) as connection:
-                migrate(connection, where, migrations)
-        except VenomError:
-            raise
+        with translated(where), psycopg.connect(url, autocommit=True) as connection:
+            migrate(connection, where, migrations)
         pool: ConnectionPool[Connection] = ConnectionPool(
             url,
             min_size=1,
@@ -132,8 +129,12 @@ class PostgresStore:
     def clients_version(self) -> str:
         """A counter every client.add or removal bumps in its own transaction: a daemon
         that sees it move reloads its registry before trusting a token (docs/adr/0028)."""
-        with self.read() as tx:
-            return tx.get_meta("clients_version") or "0"
+        self._check_open()
+        with self._pool.connection() as connection, translated(self.url):
+            row = connection.execute(
+                "SELECT value FROM meta WHERE key = 'clients_version'"
+            ).fetchone()  # one statement, one round trip: it runs before every token's request
+        return str(row[0]) if row else "0"
 
     # -- maintenance ---------------------------------------------------------------------
 
