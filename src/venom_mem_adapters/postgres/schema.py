@@ -10,7 +10,9 @@ What changes from the SQLite schema (``sqlite/schema.py``), and why (docs/adr/00
 * The schema version is ``meta.schema_version`` (SQLite's ``user_version``) and the
   application's mark ``meta.application_id`` (SQLite's ``application_id``).
 * ``memory_fts`` is a table of each live memory's length in tokens, and ``memory_fts_terms``
-  its postings (fts.py writes both); they hold live rows only, as the FTS5 index does.
+  its postings (fts.py writes both): positions per column, and the row's length and the
+  term's weighted hits again, so a one-term query reads an index alone. They hold live rows
+  only, as the FTS5 index does.
 * ``memories_vector_stale`` is a PL/pgSQL trigger with the RFC's condition.
 
 Version 2 adds importance, branches and space descriptions, as SQLite's ladder does.
@@ -116,9 +118,14 @@ SCHEMA_V1: tuple[str, ...] = (
   title   integer[] NOT NULL,
   content integer[] NOT NULL,
   tags    integer[] NOT NULL,
+  length  integer NOT NULL,
+  freq    float8 NOT NULL,
   PRIMARY KEY (term, memory)
 )""",
     "CREATE INDEX memory_fts_terms_memory ON memory_fts_terms (memory)",
+    # What a one-term query reads, from the index alone: the row's length and the term's
+    # hits weighted by column (5 title + 1 content + 3 tags), copied here at write time.
+    "CREATE INDEX memory_fts_terms_rank ON memory_fts_terms (term) INCLUDE (memory, length, freq)",
     """CREATE FUNCTION memories_vector_stale() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM memory_vectors WHERE memory = NEW.id;

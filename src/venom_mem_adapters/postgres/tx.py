@@ -71,6 +71,19 @@ _CONTEXT_ORDER = (
 )
 
 
+def _only_live(where: MemoryFilter) -> bool:
+    """Whether the filter admits every live row (an all-seeing caller, no narrowing)."""
+    return (
+        where.access.everything
+        and where.spaces is None
+        and where.kinds is None
+        and not where.tags
+        and where.sessions is None
+        and where.importances is None
+        and where.branch is None
+    )
+
+
 def _placeholders(count: int) -> str:
     return ", ".join(["%s"] * count)
 
@@ -164,7 +177,7 @@ class PgReadTx:
         passes = memory_predicate(attrs.evolve(where, include_deleted=False))
         positions = any(len(phrase) > 1 for phrase in wanted)
         if not positions:
-            scored = self._rank_in_sql(wanted, readable, passes, limit)
+            scored = self._rank_in_sql(wanted, where, readable, passes, limit)
             self._remember([id_ for id_, _ in scored])
             return scored
         hits_sql = (
@@ -214,7 +227,12 @@ class PgReadTx:
         return scored
 
     def _rank_in_sql(
-        self, wanted: Sequence[fts.Phrase], readable: Predicate, passes: Predicate, limit: int
+        self,
+        wanted: Sequence[fts.Phrase],
+        where: MemoryFilter,
+        readable: Predicate,
+        passes: Predicate,
+        limit: int,
     ) -> list[tuple[int, float]]:
         """BM25 in one statement when every phrase is one term (the usual query): the
         statistics, IDFs and scores in SQL, fts.score's operations in its order (float8
@@ -222,7 +240,6 @@ class PgReadTx:
         terms = [phrase[0] if phrase else "" for phrase in wanted]
         f8 = "::float8"
         k1, b = f"{fts.K1}{f8}", f"{fts.B}{f8}"
-        w_title, w_content, w_tags = (f"{w}{f8}" for w in fts.WEIGHTS)
         if readable.sql == "TRUE":
             corpus = (
                 "SELECT count(*)::float8 AS n, coalesce(sum(length), 0)::float8 AS t"
@@ -233,15 +250,22 @@ class PgReadTx:
                 "SELECT count(*)::float8 AS n, coalesce(sum(f.length), 0)::float8 AS t"
                 f" FROM memory_fts AS f JOIN memories AS m ON m.id = f.memory WHERE {readable.sql}"
             )
+        if _only_live(where):
+            # memory_fts_terms holds live rows only: no filter, so no join at all.
+            hits = "SELECT q.i, p.memory, p.length::float8 AS length, p.freq, TRUE AS admitted"
+            hits += " FROM q JOIN memory_fts_terms AS p ON p.term = q.term"
+            hit_params: tuple[Any, ...] = ()
+        else:
+            hits = (
+                "SELECT q.i, p.memory, p.length::float8 AS length, p.freq,"
+                f" ({passes.sql}) AS admitted FROM q JOIN memory_fts_terms AS p ON p.term = q.term"
+                f" JOIN memories AS m ON m.id = p.memory WHERE {readable.sql}"
+            )
+            hit_params = (*passes.params, *readable.params)
         rows = self._rows(
             f"WITH corpus AS ({corpus}),"
             " q AS (SELECT term, i FROM unnest(%s::text[]) WITH ORDINALITY AS q (term, i)),"
-            " hit AS (SELECT q.i, p.memory, f.length::float8 AS length,"
-            f"  0.0{f8} + {w_title} * cardinality(p.title) + {w_content} * cardinality(p.content)"
-            f"  + {w_tags} * cardinality(p.tags) AS freq, ({passes.sql}) AS admitted"
-            "  FROM q JOIN memory_fts_terms AS p ON p.term = q.term"
-            "  JOIN memory_fts AS f ON f.memory = p.memory JOIN memories AS m ON m.id = p.memory"
-            f"  WHERE {readable.sql}),"
+            f" hit AS ({hits}),"
             " df AS (SELECT i, count(*)::float8 AS n FROM hit GROUP BY i),"
             " idf AS (SELECT q.i, ln((c.n - coalesce(df.n, 0) + 0.5) / (coalesce(df.n, 0) + 0.5))"
             "  AS v FROM q CROSS JOIN corpus AS c LEFT JOIN df ON df.i = q.i)"
@@ -250,7 +274,7 @@ class PgReadTx:
             "  / (c.t / c.n)))) ORDER BY h.i) AS score"
             " FROM hit AS h JOIN idf ON idf.i = h.i CROSS JOIN corpus AS c"
             " WHERE h.admitted GROUP BY h.memory ORDER BY score DESC, h.memory DESC LIMIT %s",
-            (*readable.params, terms, *passes.params, *readable.params, limit),
+            (*readable.params, terms, *hit_params, limit),
         )
         return [(int(memory), float(score)) for memory, score in rows]
 
@@ -458,10 +482,18 @@ class PgWriteTx(PgReadTx):
             return
         with translated(self._where), self._connection.cursor() as cursor:
             cursor.executemany(
-                "INSERT INTO memory_fts_terms (term, memory, title, content, tags)"
-                " VALUES (%s, %s, %s, %s, %s)",
+                "INSERT INTO memory_fts_terms (term, memory, title, content, tags, length, freq)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)",
                 [
-                    (p.term, memory.id, list(p.title), list(p.content), list(p.tags))
+                    (
+                        p.term,
+                        memory.id,
+                        list(p.title),
+                        list(p.content),
+                        list(p.tags),
+                        length,
+                        fts.counted_freq((len(p.title), len(p.content), len(p.tags))),
+                    )
                     for p in postings
                 ],
             )
