@@ -11,6 +11,9 @@ APT_PACKAGES=(
   "chromium:chromium"  # tests/ui/test_ui_browser.py, driven by the playwright PyPI package
   "git:git"  # tests/integration/test_context_here.py: memory context --here in a real repo
   "tmux:tmux"  # tests/integration/test_cli_tmux.py: human output in a real 100-column pane
+  # tests/contract/test_postgres_store.py, tests/integration/test_postgres_daemons.py: a
+  # throwaway server (tests/support/postgres_server.py); pg_ctlcluster proves the server
+  "postgresql:pg_ctlcluster"
 )
 NPM_PACKAGES=(
   # name@version, with the tests that need it

@@ -234,7 +234,8 @@ class DaemonLocator:
         return self._config
 
     def store_path(self) -> str:
-        return default_store_path(self.environ, self.config().store.path)
+        store = self.config().store
+        return default_store_path(self.environ, store.path, store.url)
 
     def socket(self) -> str:
         """This caller's own socket path (CONTRACT section 1)."""

@@ -40,6 +40,23 @@ FORWARDED_ENV = (
     "PYTHONPATH",
     "VIRTUAL_ENV",
     "COVERAGE_PROCESS_START",
+    # libpq's choice of server for a PostgreSQL store (docs/adr/0028). Not PGPASSWORD: a
+    # secret stays with the caller; an on-demand daemon finds one in ~/.pgpass or a service
+    # file, and one started by hand with `venom-mem serve` has its own environment's.
+    "PGHOST",
+    "PGHOSTADDR",
+    "PGPORT",
+    "PGUSER",
+    "PGDATABASE",
+    "PGSERVICE",
+    "PGSERVICEFILE",
+    "PGPASSFILE",
+    "PGSSLMODE",
+    "PGSSLROOTCERT",
+    "PGSSLCERT",
+    "PGSSLKEY",
+    "PGCONNECT_TIMEOUT",
+    "PGTARGETSESSIONATTRS",
 )
 
 

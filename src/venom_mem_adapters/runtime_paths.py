@@ -30,12 +30,23 @@ RUN_USER_BASE = "/run/user"
 MAX_SOCKET_PATH_BYTES = 107  # sun_path is 108 bytes, with its NUL
 
 
-def default_store_path(environ: Mapping[str, str], configured: str = "") -> str:
+def default_store_path(environ: Mapping[str, str], configured: str = "", url: str = "") -> str:
     """``store.path`` when configured, else ``$XDG_DATA_HOME/venom-mem/store.db`` (only an
     absolute XDG_DATA_HOME counts), else ``~/.local/share/venom-mem/store.db``. ``HOME`` is
-    trusted only when absolute; otherwise the password database says where home is."""
+    trusted only when absolute; otherwise the password database says where home is.
+
+    With ``store.url`` (a PostgreSQL store, docs/adr/0028) there is no file: the path
+    returned is this machine's anchor for that database, ``venom-mem/postgres-<key>/store``
+    in the same data directory, keyed by the URL without credentials. Its lock, daemon
+    record and fallback socket sit beside it exactly as a SQLite file's would, so one daemon
+    per machine serves a database and a client finds it the same way."""
     if configured:
         return configured
+    if url:
+        from .store_url import url_key
+
+        store_dir = os.path.dirname(default_store_path(environ))
+        return os.path.join(store_dir, f"postgres-{url_key(url)}", "store")
     data_home = environ.get("XDG_DATA_HOME", "")
     if not os.path.isabs(data_home):
         home = environ.get("HOME", "")

@@ -28,9 +28,8 @@ from venom_mem_core.errors import VenomError
 
 if TYPE_CHECKING:
     from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
-    from venom_mem_adapters.sqlite import SqliteStore
     from venom_mem_core.config import Config
-    from venom_mem_core.ports import Clock
+    from venom_mem_core.ports import Clock, Store
 
 __all__ = ["build_daemon", "run_serve"]
 
@@ -134,7 +133,7 @@ def run_serve(
     try:
         config_path = default_config_path(environ)
         config = load_config(config_path)
-        store_path = Path(default_store_path(environ, config.store.path))
+        store_path = Path(default_store_path(environ, config.store.path, config.store.url))
         sock = Path(socket_path(environ, lambda: str(store_path.parent)))
         try:
             _prepare_socket_dir(sock, store_path, environ)
@@ -183,16 +182,23 @@ def _serve_locked(
 ) -> int:
     import venom_mem_core
     from venom_mem_adapters.daemon.server import DaemonPaths
-    from venom_mem_adapters.sqlite import SqliteStore, StoreLock
+    from venom_mem_adapters.sqlite import StoreLock
 
     with StoreLock(store_path):
-        store = SqliteStore.open(store_path)
+        store = _open_store(config, store_path)
+        bridge: Any = None
         try:
             paths = DaemonPaths(socket=sock, store=store_path, config=config_path)
             daemon = build_daemon(store, config, paths, on_demand=on_demand)
+            if config.store.url:  # other daemons' writes reach this log (docs/adr/0028)
+                from venom_mem_adapters.postgres.notify import EventBridge
+
+                bridge = EventBridge(config.store.url, daemon.events)
+                bridge.start()
+            shown = getattr(store, "url", store_path)  # a PostgreSQL store's public URL
             ready = (
                 f"venom-mem {venom_mem_core.__version__}: ready on {sock} (pid {os.getpid()}, "
-                f"store {store_path}); Ctrl-C or venom-mem stop stops it"
+                f"store {shown}); Ctrl-C or venom-mem stop stops it"
             )
             try:
                 announce = (ready, stderr) if stderr is not None else None
@@ -209,12 +215,41 @@ def _serve_locked(
             finally:
                 daemon.close()
         finally:
+            if bridge is not None:
+                bridge.close()
             store.close()
     return 0
 
 
+def _open_store(config: Any, store_path: Path) -> Any:
+    """The SQLite file, or the PostgreSQL database ``store.url`` names (docs/adr/0028).
+
+    For a PostgreSQL store ``store_path`` is this machine's anchor for the database (its
+    lock, record and fallback socket sit beside it; runtime_paths.default_store_path): the
+    lock makes one daemon per machine serve it, and PostgreSQL serializes the machines."""
+    if not config.store.url:
+        from venom_mem_adapters.sqlite import SqliteStore
+
+        return SqliteStore.open(store_path)
+    if config.embeddings.provider != "off":
+        raise VenomError(
+            "unsupported.store_embeddings",
+            "embeddings are not served from a PostgreSQL store yet (docs/adr/0028)",
+            {"fix": 'set embeddings.provider = "off" in config.zon, or use a SQLite store'},
+        )
+    try:
+        from venom_mem_adapters.postgres import PostgresStore
+    except ImportError:
+        raise VenomError(
+            "failed.store",
+            "store.url names a PostgreSQL database, but psycopg is not installed",
+            {"fix": "pip install 'venom-mem[postgres]'"},
+        ) from None
+    return PostgresStore.open(config.store.url)
+
+
 def build_daemon(
-    store: SqliteStore,
+    store: Store,
     config: Config,
     paths: DaemonPaths,
     *,
@@ -258,7 +293,12 @@ def build_daemon(
     service = None
     if embedder is not None:
         from venom_mem_adapters.embeddings.service import EmbeddingService
+        from venom_mem_adapters.sqlite import SqliteStore
 
+        if not isinstance(store, SqliteStore):  # _open_store refuses this before opening
+            raise VenomError(
+                "unsupported.store_embeddings", "the vector index lives in a SQLite store"
+            )
         service = EmbeddingService(app=app, store=store, config=config.embeddings, events=events)
         service.start()  # drops other models' vectors, loads the matrix
     ops = Ops(store_path=paths.store, store=store, events=events)

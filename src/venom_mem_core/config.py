@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import attrs
 
@@ -38,6 +38,7 @@ __all__ = [
     "SearchConfig",
     "StoreConfig",
     "check_embeddings_url",
+    "check_store_url",
     "is_loopback_url",
     "restart_required",
 ]
@@ -175,16 +176,57 @@ def _leaf(
 # -- sections --------------------------------------------------------------------------------
 
 
+_STORE_URL_SCHEMES = ("postgresql", "postgres")
+_STORE_URL_SECRETS = frozenset({"password", "sslpassword"})
+_STORE_URL_FIX = (
+    "keep the password out of config.zon: put it in ~/.pgpass (chmod 600), a service file"
+    ' (store.url = "postgresql:///?service=NAME") or PGPASSWORD in the daemon\'s environment'
+)
+
+
+def check_store_url(url: str) -> str:
+    """``url`` if it names a PostgreSQL database with no password in it, else
+    ``invalid_params.store_url`` (docs/adr/0028). Credentials come from libpq's own
+    conventions only (service file, ~/.pgpass, PG* variables); the message never repeats
+    what it refused."""
+
+    def refuse(what: str) -> _Invalid:
+        return _Invalid(
+            "store.url", what, code="invalid_params.store_url", data={"fix": _STORE_URL_FIX}
+        )
+
+    scheme, sep, _ = url.partition("://")
+    if not sep or scheme.lower() not in _STORE_URL_SCHEMES:
+        raise refuse("must be a postgresql:// URL (or empty for the SQLite store)")
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a malformed port raises here
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:
+        raise refuse("is not a valid URL") from None
+    if parts.password is not None:
+        raise refuse("carries a password; venom-mem keeps none in config.zon")
+    if any(key.lower() in _STORE_URL_SECRETS for key, _ in query):
+        raise refuse("carries a password parameter; venom-mem keeps none in config.zon")
+    return url
+
+
 @attrs.frozen(kw_only=True)
 class StoreConfig:
     SECTION: ClassVar[str] = "store"
     path: str = _leaf("", "str")
+    # Extension (docs/adr/0028): a PostgreSQL database instead of the SQLite file.
+    url: str = _leaf("", "str")
 
     def __attrs_post_init__(self) -> None:
         # RFC-0020 section 6: the root MUST be absolute. A relative one would be resolved
         # against the daemon's cwd, which is / for an on-demand daemon.
         if self.path and not self.path.startswith("/"):
             raise _Invalid("store.path", "must be an absolute path (or empty for the default)")
+        if self.url:
+            check_store_url(self.url)
+            if self.path:
+                raise _Invalid("store.url", "and store.path name two stores: set one of them")
 
 
 @attrs.frozen(kw_only=True)
@@ -278,6 +320,7 @@ CONFIG_KEYS: tuple[str, ...] = tuple(f"{s}.{leaf}" for s in _SECTIONS for leaf i
 RESTART_KEYS: frozenset[str] = frozenset(
     {
         "store.path",
+        "store.url",
         "daemon.startup",
         "daemon.startup_timeout_ms",
         "daemon.idle_timeout_ms",

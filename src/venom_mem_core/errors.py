@@ -8,7 +8,8 @@ exit code (CONTRACT section 3)::
     │                                protocol
     ├── invalid_params.*    exit 2   missing, type, unknown, range, verb, frame, space, tag,
     │                                branch, query, relation, secret_content, client_right,
-    │                                grant_scope, embeddings_url, config
+    │                                grant_scope, embeddings_url, config,
+    │                                store_url
     ├── not_found.*         exit 3   memory, memory_revision, session, client, principal
     ├── denied.*            exit 4   read, write, admin, files, token, hello, startup_context,
     │                                csrf
@@ -17,7 +18,7 @@ exit code (CONTRACT section 3)::
     ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,
     │                                startup_result, daemon_timeout, connection,
     │                                connection_limit
-    └── unsupported.*       exit 10  verb, store_schema, embeddings_off
+    └── unsupported.*       exit 10  verb, store_schema, embeddings_off, store_embeddings
 
 Every code raised anywhere in the packages is in this tree (tests/unit/test_error_tree.py).
 

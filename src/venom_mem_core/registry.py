@@ -53,6 +53,15 @@ class Registry:
             counter = int(tx.get_meta("next_principal") or "1")
         return cls(clients={c.principal: c for c in clients}, next_number=counter)
 
+    def reload(self, store: Store) -> None:
+        """Take the durable clients and the counter from ``store`` again, keeping the issued
+        tokens: for a store other daemons write too (docs/adr/0028), whose client.add and
+        client.remove this registry did not see."""
+        fresh = Registry.load(store)
+        with self._lock:
+            self._clients = fresh._clients
+            self._next_number = max(self._next_number, fresh._next_number)
+
     # -- durable clients ---------------------------------------------------------------
 
     def client(self, principal: str) -> Client | None:

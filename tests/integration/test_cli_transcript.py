@@ -18,9 +18,17 @@ ZIG = "venom-std pins Zig with .zigversion; check it before upgrading."
 
 
 def test_section_1_memory_transcript(world: World) -> None:
+    replay_section_1(world, world)
+
+
+def replay_section_1(claude_at: World, codex_at: World) -> None:
+    """Section 1 with Claude Code's calls through ``claude_at`` and Codex's (and the
+    unknown caller's) through ``codex_at``: one world twice, or two daemons on one team
+    store (tests/integration/test_postgres_daemons.py)."""
     # Setup, once, as the owner; no daemon is running before the first call.
-    assert world.daemon_pid() is None
-    claude = world.run(
+    assert claude_at.daemon_pid() is None
+    assert codex_at.daemon_pid() is None
+    claude = claude_at.run(
         "client", "add", "--name", "claude-code", "--json", "--grants", ALL_RW, token="@owner"
     )
     assert claude.code == 0, claude
@@ -31,19 +39,19 @@ def test_section_1_memory_transcript(world: World) -> None:
     assert TOKEN_RE.match(c["token"])
     assert c["token"].startswith("vnt1.venom-mem.g1.")
     assert c["expires"] is None
-    codex = world.ok("client", "add", "--name", "codex", "--grants", ALL_RW, token="@owner")
+    codex = claude_at.ok("client", "add", "--name", "codex", "--grants", ALL_RW, token="@owner")
     assert codex["principal"] == "g2"
 
     add = (
         "memory", "add", "--space", "project/venom-std", "--kind", "fact", "--title", "Zig pin",
         "--content", ZIG, "--tags", '["zig","build"]',
     )  # fmt: skip
-    assert world.ok(*add, token=c["token"]) == {"id": "m1", "revision": 1, "changed": True}
-    assert world.ok(*add, token=c["token"]) == {"id": "m1", "revision": 1, "changed": False}
+    assert claude_at.ok(*add, token=c["token"]) == {"id": "m1", "revision": 1, "changed": True}
+    assert claude_at.ok(*add, token=c["token"]) == {"id": "m1", "revision": 1, "changed": False}
 
     # A week later, Codex finds it; search also works with no token at all.
     for token in (codex["token"], None):
-        found = world.ok(
+        found = codex_at.ok(
             "memory", "search", "--query", "which zig version",
             "--spaces", '["project/venom-std"]', "--limit", "3", token=token,
         )  # fmt: skip
@@ -67,13 +75,13 @@ def test_section_1_memory_transcript(world: World) -> None:
         }
 
     # Updating needs the revision it read.
-    update = world.run(
+    update = codex_at.run(
         "memory", "update", "--id", "m1", "--revision", "1",
         "--content", "venom-std pins Zig 0.17 with .zigversion.", "--json", token=codex["token"],
     )  # fmt: skip
     assert update.code == 0
     assert update.json == {"id": "m1", "revision": 2, "changed": True}
-    stale = world.run(
+    stale = codex_at.run(
         "memory", "update", "--id", "m1", "--revision", "1", "--content", "stale edit", "--json",
         token=codex["token"],
     )  # fmt: skip
@@ -87,7 +95,7 @@ def test_section_1_memory_transcript(world: World) -> None:
     }
 
     # Without a credential, it can read but not write.
-    denied = world.run("memory", "add", "--space", "user", "--content", "hello", "--json")
+    denied = codex_at.run("memory", "add", "--space", "user", "--content", "hello", "--json")
     assert denied.code == 4
     assert denied.json == {
         "error": {
@@ -103,11 +111,11 @@ def test_section_1_memory_transcript(world: World) -> None:
     }
 
     # The provenance of the update is Codex's, the author still Claude Code's.
-    got = world.ok("memory", "get", "--id", "m1")
+    got = codex_at.ok("memory", "get", "--id", "m1")
     assert got["author"] == {"principal": "g1", "label": "claude-code"}
     assert got["updated_by"] == {"principal": "g2", "label": "codex"}
     assert got["embedding"] == "off"
-    history = world.ok("memory", "history", "--id", "m1")
+    history = codex_at.ok("memory", "history", "--id", "m1")
     assert [(v["revision"], v["action"], v["by"]["label"]) for v in history["versions"]] == [
         (2, "update", "codex"),
         (1, "add", "claude-code"),

@@ -90,6 +90,8 @@ def test_defaults_are_section_11_exactly() -> None:
     # Extensions (docs/adr/0015, 0016): memory.search's defaults, the RFC's behaviour.
     search = got["search"]
     assert (search.pop("query_mode"), search.pop("fusion")) == ("rfc", DEFAULT_FUSION)
+    # Extension (docs/adr/0028): no PostgreSQL store unless store.url names one.
+    assert got["store"].pop("url") == ""
     assert got == spec
     assert zon.dumps(got) == SECTION_11_DEFAULTS
     assert isinstance(Config.defaults().search.min_similarity, float)
@@ -474,6 +476,7 @@ def test_unknown_can_only_read(right: str) -> None:
 def test_restart_keys() -> None:
     assert {
         "store.path",
+        "store.url",  # docs/adr/0028
         "daemon.startup",
         "daemon.startup_timeout_ms",
         "daemon.idle_timeout_ms",
@@ -720,3 +723,42 @@ def test_search_query_mode_and_fusion_are_reloadable_defaults(tmp_path: Path) ->
         error = error_of(write(tmp_path, f'.{{ .search = .{{ .{key} = "{bad}" }} }}'))
         assert error.code.startswith("invalid_params"), error
         assert f"search.{key}" in error.message
+
+
+# -- store.url (docs/adr/0028) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://team:hunter2@db.example/mem",
+        "postgresql://db.example/mem?password=hunter2",
+        "postgres:///mem?sslpassword=hunter2&sslmode=require",
+    ],
+)
+def test_a_store_url_with_a_password_is_refused(url: str) -> None:
+    with pytest.raises(VenomError) as caught:
+        Config.defaults().with_value("store.url", url)
+    assert caught.value.code == "invalid_params.store_url"
+    assert "hunter2" not in caught.value.message
+    assert "hunter2" not in str(caught.value.data)
+    assert "pgpass" in caught.value.data["fix"]
+
+
+@pytest.mark.parametrize("url", ["mysql://db/mem", "/var/lib/mem.db", "postgresql:/nohost"])
+def test_a_store_url_must_be_postgresql(url: str) -> None:
+    with pytest.raises(VenomError) as caught:
+        Config.defaults().with_value("store.url", url)
+    assert caught.value.code == "invalid_params.store_url"
+
+
+def test_a_store_url_and_a_store_path_exclude_each_other() -> None:
+    config = Config.defaults().with_value("store.path", "/srv/mem/store.db")
+    with pytest.raises(VenomError) as caught:
+        config.with_value("store.url", "postgresql://db.example/mem")
+    assert caught.value.code == "invalid_params.config"
+
+
+def test_a_store_url_from_libpq_conventions_is_kept() -> None:
+    url = "postgresql://db.example:5433/mem?service=team&sslmode=verify-full"
+    assert Config.defaults().with_value("store.url", url).store.url == url

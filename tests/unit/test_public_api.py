@@ -28,6 +28,8 @@ HEAVY = (
     "sqlite3",
     "socket",
     "pytest",
+    "psycopg",
+    "psycopg_pool",
 )
 
 

@@ -270,6 +270,8 @@ class Connection:
                 raise VenomError(
                     "denied.hello", "say hello first", {"fix": "send hello before any verb"}
                 )
+            if self.principal.id.startswith("g"):  # only a token can have been revoked
+                await self.daemon.sync_clients()
             principals.recheck(self.daemon.app, self.principal)
             ok = await self.daemon.dispatch(self.principal, verb, frame.get("params"))
             return {"id": request_id, "ok": ok}

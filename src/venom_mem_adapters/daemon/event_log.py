@@ -30,10 +30,18 @@ class EventLog:
         self._seq = 0
         self._lock = threading.Lock()
         self._listeners: list[Callable[[], None]] = []
+        # Seqs of events another daemon wrote, relayed here (docs/adr/0028), newest last.
+        self._relayed: deque[int] = deque(maxlen=retention)
 
-    def emit(self, type: str, resource: str, data: dict[str, Any]) -> None:
+    def emit(
+        self, type: str, resource: str, data: dict[str, Any], *, relayed: bool = False
+    ) -> None:
+        """Append an event. ``relayed``: it describes another daemon's write on a shared
+        store, so :meth:`is_relayed` tells a bridge not to publish it again."""
         with self._lock:
             self._seq += 1
+            if relayed:
+                self._relayed.append(self._seq)
             self._events.append(
                 {
                     "seq": self._seq,
@@ -57,6 +65,10 @@ class EventLog:
             newest = list(itertools.islice(reversed(self._events), count))
         newest.reverse()
         return newest
+
+    def is_relayed(self, seq: int) -> bool:
+        with self._lock:
+            return seq in self._relayed
 
     @property
     def last_seq(self) -> int:

@@ -181,6 +181,7 @@ class Daemon:
         self._activity = anyio.Event()
         self._stopping = anyio.Event()
         self.write_failure: str | None = None
+        self._clients_seen: str | None = None  # the store's clients counter last reloaded
         self.disk_full: DiskFull | None = None
 
     # Serving ------------------------------------------------------------------------------
@@ -335,12 +336,28 @@ class Daemon:
                 )
             who = principals.OWNER
         else:
+            await self.sync_clients()
             who = principals.resolve_token(self.app, token, unknown=self.unknown_grants)
         ok: dict[str, Any] = {"principal": who.id}
         if who.label is not None:
             ok["label"] = who.label
         ok.update(server="venom-mem", version=self.version, source=self.source)
         return who, ok
+
+    async def sync_clients(self) -> None:
+        """Before a token is trusted: on a store several daemons share (PostgreSQL), reload
+        the registry when the store's clients counter moved, so a client added or removed
+        through another daemon counts here at this request (docs/adr/0028)."""
+        version_of = getattr(self.app.store, "clients_version", None)
+        if version_of is None:
+            return
+        await anyio.to_thread.run_sync(self._sync_clients, version_of)
+
+    def _sync_clients(self, version_of: Callable[[], str]) -> None:
+        version = version_of()
+        if version != self._clients_seen:
+            self.app.registry.reload(self.app.store)
+            self._clients_seen = version
 
     async def dispatch(self, principal: Principal, verb_name: Any, params: Any) -> dict[str, Any]:
         verb, checked = prepare(verb_name, params, principal)

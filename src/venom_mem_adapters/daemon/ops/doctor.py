@@ -448,4 +448,9 @@ async def doctor_verb(request: Request) -> dict[str, Any]:
         write_failure=daemon.write_failure,
         disk_full=daemon.disk_full.error.message if daemon.disk_full is not None else None,
     )
+    if daemon.config.store.url:  # a PostgreSQL store (docs/adr/0028)
+        from .doctor_postgres import run_postgres_checks
+
+        check = functools.partial(run_postgres_checks, inputs, daemon.app.store)
+        return await anyio.to_thread.run_sync(check)
     return await anyio.to_thread.run_sync(functools.partial(run_checks, inputs))

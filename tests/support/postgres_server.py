@@ -1,0 +1,175 @@
+"""A real, throwaway PostgreSQL server for the tests that need one (docs/adr/0028).
+
+``make test`` installs Debian's ``postgresql`` (scripts/test-deps.sh); this module finds its
+``initdb`` and ``pg_ctl`` under ``/usr/lib/postgresql/*/bin``, makes a cluster in a temporary
+directory and starts it listening on a unix socket in a private directory only (no TCP), with
+``trust`` authentication for the ``postgres`` role: nobody else can reach that directory, and
+the data is thrown away. PostgreSQL refuses to run as root, so as root the cluster belongs to
+the ``postgres`` system user the package creates and the binaries run through ``runuser``;
+root then connects as the database role ``postgres`` through the socket. Durability settings
+are off (``fsync``), which a throwaway cluster can afford and which keeps a fresh database per
+store cheap. The server is stopped, and its files removed, at the end of the session.
+
+Tests ask for the ``postgres_server`` fixture (import it into the test module); without the
+binaries, or when the server will not start, they skip with the reason printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import itertools
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+
+__all__ = ["PostgresServer", "find_binaries", "postgres_server", "running_server"]
+
+_PORT = 5432  # only the socket's name (.s.PGSQL.5432): the directory is private, no TCP
+_USER = "postgres"
+
+
+def find_binaries() -> Path | None:
+    """The newest ``/usr/lib/postgresql/<major>/bin`` that has initdb and pg_ctl."""
+    found = []
+    for initdb in glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+        bindir = Path(initdb).parent
+        major = bindir.parent.name
+        if (bindir / "pg_ctl").exists() and major.isdigit():
+            found.append((int(major), bindir))
+    return max(found)[1] if found else None
+
+
+@attrs.frozen
+class PostgresServer:
+    """A running server: where its socket is, and a way to make fresh databases on it."""
+
+    socket_dir: Path
+    port: int
+    _numbers: Iterator[int] = attrs.field(factory=lambda: itertools.count(1), eq=False)
+
+    @property
+    def environ(self) -> dict[str, str]:
+        """libpq's variables that reach this server (and nothing else): PGHOST, PGPORT,
+        PGUSER. A password is never needed: the socket is trusted."""
+        return {"PGHOST": str(self.socket_dir), "PGPORT": str(self.port), "PGUSER": _USER}
+
+    def url(self, dbname: str = _USER, *, schema: str | None = None) -> str:
+        """A URL with the socket in its query, as a test passes to the store; ``schema``
+        puts the store in that schema (libpq's ``options``), as :meth:`fresh_url` does."""
+        url = f"postgresql:///{dbname}?host={self.socket_dir}&port={self.port}&user={_USER}"
+        if schema is not None:
+            url += f"&options=-csearch_path%3D{schema}"
+        return url
+
+    def create_database(self, prefix: str = "store") -> str:
+        """A new empty database; returns its name."""
+        import psycopg
+
+        name = f"{prefix}_{os.getpid()}_{next(self._numbers)}"
+        with psycopg.connect(self.url(), autocommit=True) as connection:
+            connection.execute(f'CREATE DATABASE "{name}"')
+        return name
+
+    def fresh_url(self, prefix: str = "store") -> str:
+        """The URL of a new, empty store: a schema of its own in the ``postgres`` database.
+        A schema costs milliseconds where a database costs a second on a busy machine, and
+        the store sees nothing else (every name it uses resolves in its search_path)."""
+        import psycopg
+
+        name = f"{prefix}_{os.getpid()}_{next(self._numbers)}"
+        with psycopg.connect(self.url(), autocommit=True) as connection:
+            connection.execute(f'CREATE SCHEMA "{name}"')
+        return self.url(schema=name)
+
+
+def _as_postgres(argv: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return argv
+    return ["runuser", "-u", _USER, "--", *argv]
+
+
+@contextlib.contextmanager
+def running_server() -> Iterator[PostgresServer]:
+    """Start a throwaway server, yield it, stop it and remove its files. Raises
+    :class:`RuntimeError` with the reason when it can't be had."""
+    bindir = find_binaries()
+    if bindir is None:
+        raise RuntimeError(
+            "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin"
+            " (scripts/test-deps.sh installs Debian's postgresql as root)"
+        )
+    if os.geteuid() == 0:
+        try:
+            owner = pwd.getpwnam(_USER)
+        except KeyError:
+            raise RuntimeError("running as root and there is no postgres system user") from None
+        if shutil.which("runuser") is None:
+            raise RuntimeError("running as root without runuser to drop to postgres")
+    root = Path(tempfile.mkdtemp(prefix="vm-pg-"))  # short: a socket path has 107 bytes
+    data, sockets, log = root / "data", root / "sock", root / "server.log"
+    pg_ctl = str(bindir / "pg_ctl")
+    sockets.mkdir(mode=0o700)
+    if os.geteuid() == 0:
+        for path in (root, sockets):
+            os.chown(path, owner.pw_uid, owner.pw_gid)
+        root.chmod(0o700)
+    try:
+        _run(
+            [
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                _USER,
+                "--auth=trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ]
+        )
+        options = (
+            f"-c listen_addresses='' -c unix_socket_directories='{sockets}' -p {_PORT}"
+            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            " -c max_connections=200"
+        )
+        _run(
+            [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start"]
+        )
+        try:
+            yield PostgresServer(socket_dir=sockets, port=_PORT)
+        finally:
+            _run([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"])
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _run(argv: list[str]) -> None:
+    proc = subprocess.run(
+        _as_postgres(argv), capture_output=True, text=True, timeout=120, check=False
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[0]} failed ({proc.returncode}): {proc.stderr.strip()[-800:]}")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[dev]')")
+    try:
+        server = running_server()
+        started = server.__enter__()
+    except RuntimeError as exc:
+        print(f"postgres_server: {exc}")
+        pytest.skip(f"no PostgreSQL server for the tests: {exc}")
+    try:
+        yield started
+    finally:
+        server.__exit__(None, None, None)
