@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
 from psycopg_pool import ConnectionPool
@@ -49,6 +49,10 @@ def _configure(connection: Connection) -> None:
 
 class PostgresStore:
     """The Store port on PostgreSQL. Build it with :meth:`open`."""
+
+    # FTS5's terms, bm25 and snippets through venom_mem_core.fts (postgres/fts.py), so the
+    # contract's exact-ranking cases run here too (venom_mem_core.ports.RanksLikeFts5).
+    ranks_like_fts5: Final = True
 
     def __init__(self, url: str, pool: ConnectionPool[Connection]) -> None:
         self.url = public_url(url)
