@@ -297,6 +297,7 @@ def test_a_damaged_size_record_is_refused(blob: bytes) -> None:
 
 def test_size_records_decode_as_sqlite_varints() -> None:
     assert fts_index.decode_sizes(b"", 0).tolist() == []
+    assert fts_index.decode_sizes(b"\x01\x02\x03\x00\x7f\x00", 2).tolist() == [6, 127]
     # 3 + (1 << 7 | 2) + (1 << 14 | 2 << 7 | 3), then 0 + 127 + 0
     blob = b"\x03" + b"\x81\x02" + b"\x81\x82\x03" + b"\x00\x7f\x00"
     assert fts_index.decode_sizes(blob, 2).tolist() == [3 + 130 + 16643, 127]

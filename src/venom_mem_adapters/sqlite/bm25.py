@@ -176,4 +176,4 @@ def rank_readable(
         score += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lengths / avgdl)))
     score = -1.0 * score
     order = np.lexsort((-rowids, score))[:limit]
-    return [(int(rowids[i]), -float(score[i])) for i in order]
+    return list(zip(rowids[order].tolist(), (-score[order]).tolist(), strict=True))

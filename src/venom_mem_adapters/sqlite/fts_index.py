@@ -102,8 +102,9 @@ def decode_sizes(blob: bytes, rows: int) -> Ints:
     last = np.flatnonzero(data < 0x80)
     if len(last) != rows * len(COLUMNS) or (len(data) and data[-1] >= 0x80):
         raise apsw.CorruptError("memory_fts_docsize does not hold one size per column per row")
-    if not rows:
-        return np.zeros(0, dtype=np.int64)
+    if len(data) == rows * len(COLUMNS):  # every size under 128: one byte each
+        short: Ints = data.reshape(rows, len(COLUMNS)).sum(axis=1, dtype=np.int64)
+        return short
     first = np.concatenate((np.zeros(1, dtype=np.int64), last[:-1] + 1))
     widths = last - first + 1
     if widths.max() > 5:
@@ -117,18 +118,20 @@ def decode_sizes(blob: bytes, rows: int) -> Ints:
 
 @attrs.frozen(eq=False)
 class ReadableCorpus:
-    """The live rows a caller may read: their rowids (ascending) and lengths in tokens."""
+    """The live rows a caller may read: their rowids (ascending), lengths in tokens, and the
+    sum of those lengths."""
 
     ids: Ints
     lengths: Ints
+    tokens: int = attrs.field(init=False)
+
+    @tokens.default
+    def _total(self) -> int:
+        return int(self.lengths.sum())
 
     @property
     def rows(self) -> int:
         return len(self.ids)
-
-    @property
-    def tokens(self) -> int:
-        return int(self.lengths.sum())
 
     def positions(self, rowids: Ints) -> tuple[Ints, npt.NDArray[np.bool_]]:
         """Where each of ``rowids`` is in :attr:`ids`, and which of them are there at all."""
@@ -233,14 +236,21 @@ def _weighted(rowids: Ints, columns: Ints, weights: Sequence[float]) -> PhrasePo
     """Sum each occurrence's column weight per row (exact: the weights are small integers)."""
     import numpy as np
 
-    found, which = np.unique(rowids, return_inverse=True)
-    per_column = np.bincount(which * len(COLUMNS) + columns, minlength=len(found) * len(COLUMNS))
-    counts = per_column.reshape(len(found), len(COLUMNS)).astype(np.float64)
-    # As bm25.rank's _weighted_freq: weight times count, column by column, in column order.
-    freqs = np.zeros(len(found))
+    if not len(rowids):
+        return PhrasePostings(rowids=rowids, freqs=np.zeros(0))
+    if not bool(np.all(rowids[1:] >= rowids[:-1])):
+        order = np.argsort(rowids, kind="stable")  # fts5vocab yields rowid order; in case
+        rowids, columns = rowids[order], columns[order]
+    new_row = rowids[1:] != rowids[:-1]
+    starts = np.flatnonzero(np.concatenate(([True], new_row)))
+    row_of = np.concatenate(([0], np.cumsum(new_row)))
+    per_column = np.bincount(row_of * len(COLUMNS) + columns, minlength=len(starts) * len(COLUMNS))
+    counts = per_column.reshape(len(starts), len(COLUMNS)).astype(np.float64)
+    # As fts5_aux.c adds weights up for a row: weight times count, column by column.
+    freqs = np.zeros(len(starts))
     for column, weight in enumerate(weights):
         freqs = freqs + weight * counts[:, column]
-    return PhrasePostings(rowids=found.astype(np.int64), freqs=freqs)
+    return PhrasePostings(rowids=rowids[starts], freqs=freqs)
 
 
 def _phrase_starts(connection: apsw.Connection, terms: Sequence[str]) -> tuple[Ints, Ints]:
@@ -271,7 +281,7 @@ def phrase_postings(
     if terms is None:
         return None
     if not terms:  # nothing to match: FTS5 finds no row for it
-        return PhrasePostings(rowids=np.zeros(0, dtype=np.int64), freqs=np.zeros(0))
+        return _weighted(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), weights)
     if len(terms) == 1:
         rowids, columns = _instances(connection, terms[0], offsets=False)
     else:
