@@ -351,7 +351,12 @@ def test_the_cache_follows_the_connections_own_commits(tmp_path: Path) -> None:
         connection.close()
 
 
-def test_many_readable_sets_each_get_their_own_corpus(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cached_rows", [1_000_000, 20])
+def test_many_readable_sets_each_get_their_own_corpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached_rows: int
+) -> None:
+    """More readable sets than the cache keeps (by count, then by rows)."""
+    monkeypatch.setattr(fts_index, "_CACHED_ROWS_PER_CONNECTION", cached_rows)
     s = SqliteStore.open(tmp_path / "s" / "store.db", readers=1)
     try:
         with s.write() as tx:
@@ -364,5 +369,9 @@ def test_many_readable_sets_each_get_their_own_corpus(tmp_path: Path) -> None:
                 got = scored(s, ["alpha"], where)
                 assert len(got) == n + 1
                 assert got[0][0] == f"alpha {n}"
+                with s.read() as tx:
+                    kept = fts_index._CORPORA[tx.connection][1]
+                    assert 1 <= len(kept) <= 8
+                    assert sum(c.rows for c in kept.values()) <= max(cached_rows, n + 1)
     finally:
         s.close()

@@ -66,7 +66,10 @@ _MAX_TOKEN_BYTES = 32768
 _COLUMN_INDEX = "CASE col {} END".format(
     " ".join(f"WHEN '{name}' THEN {n}" for n, name in enumerate(COLUMNS))
 )
+# Readable corpora kept per connection: at most this many, and about this many rows in all
+# (16 bytes a row), the one in use always kept.
 _CORPORA_PER_CONNECTION = 8
+_CACHED_ROWS_PER_CONNECTION = 1_000_000
 _PLACE = [("r", "<i8"), ("c", "<i8"), ("o", "<i8")]  # rowid, column, offset of a phrase start
 
 
@@ -186,7 +189,10 @@ def readable_corpus(connection: apsw.Connection, readable: Predicate) -> Readabl
     corpus = corpora.get(key)
     if corpus is None:
         corpus = corpora[key] = _measure(connection, readable)
-        if len(corpora) > _CORPORA_PER_CONNECTION:
+        while len(corpora) > 1 and (
+            len(corpora) > _CORPORA_PER_CONNECTION
+            or sum(c.rows for c in corpora.values()) > _CACHED_ROWS_PER_CONNECTION
+        ):
             corpora.popitem(last=False)
     else:
         corpora.move_to_end(key)
