@@ -22,6 +22,7 @@ import pytest
 from tests.support.records import draft_memory
 from venom_mem_adapters.sqlite import SqliteStore, bm25, fts_index, open_connection
 from venom_mem_adapters.sqlite.filters import Predicate, access_predicate
+from venom_mem_adapters.sqlite.schema import SCHEMA_V1
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.ranking import fts_match_expression, search_terms
@@ -375,3 +376,11 @@ def test_many_readable_sets_each_get_their_own_corpus(
                     assert sum(c.rows for c in kept.values()) <= max(cached_rows, n + 1)
     finally:
         s.close()
+
+
+def test_the_tokenizer_and_columns_are_memory_ftss_own() -> None:
+    """fts_index tokenizes queries and names columns as schema.py creates memory_fts."""
+    (create,) = [s for s in SCHEMA_V1 if s.startswith("CREATE VIRTUAL TABLE memory_fts")]
+    name, arguments = fts_index.TOKENIZER
+    assert f"tokenize = '{' '.join((name, *arguments))}'" in create
+    assert "USING fts5 (\n  " + ", ".join(fts_index.COLUMNS) + ",\n" in create
