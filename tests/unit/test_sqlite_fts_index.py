@@ -256,12 +256,16 @@ def test_row_lengths_are_fts5s_own(whole: SqliteStore) -> None:
     assert max(corpus.lengths) > 20_000
 
 
+@pytest.mark.parametrize("packing", ["packed", "wide"])
 @pytest.mark.parametrize(
     "phrase", [*WORDS, *QUERY_EXTRAS, "alpha alpha alpha", "Alpha-ALPHA-alpha", "s s"]
 )
 def test_phrase_frequencies_are_what_the_extension_api_reports(
-    whole: SqliteStore, phrase: str
+    whole: SqliteStore, phrase: str, packing: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if packing == "wide":  # as if rowids and offsets were too large to pack into one integer
+        monkeypatch.setattr(fts_index, "_PACKED_ROWIDS", 0)
+        monkeypatch.setattr(fts_index, "_KEY_ROWIDS", 0)
     with whole.read() as tx:
         read = fts_index.phrase_postings(tx.connection, phrase, bm25.WEIGHTS)
         by_api = bm25.phrase_by_api(tx.connection, phrase)

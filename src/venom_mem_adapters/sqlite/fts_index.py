@@ -27,7 +27,7 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import apsw
 import attrs
@@ -71,6 +71,9 @@ _COLUMN_INDEX = "CASE col {} END".format(
 _CORPORA_PER_CONNECTION = 8
 _CACHED_ROWS_PER_CONNECTION = 1_000_000
 _PLACE = [("r", "<i8"), ("c", "<i8"), ("o", "<i8")]  # rowid, column, offset of a phrase start
+_PACK = 4  # rowid * _PACK + column index: one integer for both (more than len(COLUMNS))
+_PACKED_ROWIDS = 1 << 60
+_KEY_ROWIDS, _KEY_STARTS = 1 << 36, 1 << 24  # (rowid * 4 + column) << 24 | start fits 63 bits
 
 
 def attach(connection: apsw.Connection) -> None:
@@ -224,18 +227,33 @@ def query_terms(connection: apsw.Connection, phrase: str) -> list[str] | None:
 
 
 def _instances(connection: apsw.Connection, term: str, *, offsets: bool) -> tuple[Ints, ...]:
-    """Every occurrence of ``term`` in the index: rowids, column indexes (and offsets)."""
+    """Every occurrence of ``term`` in the index, in the index's order (rowid, column,
+    offset): rowids and column indexes (and offsets).
+
+    A rowid and its column travel as one integer, ``rowid * 4 + column``, which is cheaper in
+    SQL than two lists, when no rowid reaches 2**60 (past that it would overflow).
+    """
     import numpy as np
 
-    wanted = "group_concat(doc, ' '), group_concat(" + _COLUMN_INDEX + ", '')"
+    (largest,) = connection.execute("SELECT max(id) FROM memories").fetchall()[0]
+    packed = int(str(largest or 0)) < _PACKED_ROWIDS
+    wanted = (
+        f"group_concat(doc * {_PACK} + {_COLUMN_INDEX}, ' ')"
+        if packed
+        else f"group_concat(doc, ' '), group_concat({_COLUMN_INDEX}, '')"
+    )
     if offsets:
         wanted += ", group_concat(offset, ' ')"
     row = connection.execute(
         f"SELECT {wanted} FROM {INSTANCES} WHERE term = ?", (term,)
     ).fetchall()[0]
-    columns = np.frombuffer(str(row[1] or "").encode(), dtype=np.uint8).astype(np.int64) - 48
-    out = (parse_ints(row[0]), columns)
-    return (*out, parse_ints(row[2])) if offsets else out
+    if packed:
+        both = parse_ints(row[0])
+        rowids, columns = both // _PACK, both % _PACK
+    else:
+        rowids = parse_ints(row[0])
+        columns = np.frombuffer(str(row[1] or "").encode(), dtype=np.uint8).astype(np.int64) - 48
+    return (rowids, columns, parse_ints(row[-1])) if offsets else (rowids, columns)
 
 
 def _weighted(rowids: Ints, columns: Ints, weights: Sequence[float]) -> PhrasePostings:
@@ -259,21 +277,44 @@ def _weighted(rowids: Ints, columns: Ints, weights: Sequence[float]) -> PhrasePo
     return PhrasePostings(rowids=rowids[starts], freqs=freqs)
 
 
+def _places(found: Sequence[tuple[Ints, Ints, Ints]]) -> list[npt.NDArray[Any]]:
+    """Each (rowid, column, start) as one sortable key: integers when every one fits, else
+    records."""
+    import numpy as np
+
+    if all(
+        not len(rowids) or (int(rowids.max()) < _KEY_ROWIDS and int(starts.max()) < _KEY_STARTS)
+        for rowids, _, starts in found
+    ):
+        shift = _KEY_STARTS.bit_length() - 1
+        return [((r * _PACK + c) << shift) | o for r, c, o in found]
+    places = []
+    for rowids, columns, starts in found:
+        record = np.empty(len(rowids), dtype=_PLACE)
+        record["r"], record["c"], record["o"] = rowids, columns, starts
+        places.append(record)
+    return places
+
+
 def _phrase_starts(connection: apsw.Connection, terms: Sequence[str]) -> tuple[Ints, Ints]:
     """Rowid and column of every place all of ``terms`` follow one another, as FTS5 matches
     a phrase: term i at offset start + i of the same column, every such start counted."""
     import numpy as np
 
-    places = None
+    found = []
     for step, term in enumerate(terms):
         rowids, columns, offsets = _instances(connection, term, offsets=True)
-        here = np.empty(len(rowids), dtype=_PLACE)
-        here["r"], here["c"], here["o"] = rowids, columns, offsets - step
-        places = here if places is None else np.intersect1d(places, here)
-        if not len(places):
-            break
-    assert places is not None
-    return np.asarray(places["r"], dtype=np.int64), np.asarray(places["c"], dtype=np.int64)
+        kept = offsets >= step  # a start before the column's first token matches nothing
+        found.append((rowids[kept], columns[kept], offsets[kept] - step))
+        if not kept.any():
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    places = _places(found)
+    common = places[0]
+    for other in places[1:]:  # each term's places are distinct: one occurrence each
+        common = np.intersect1d(common, other, assume_unique=True)
+    chosen = np.isin(places[0], common, assume_unique=True)
+    rowids, columns, _ = found[0]
+    return rowids[chosen], columns[chosen]
 
 
 def phrase_postings(
