@@ -18,8 +18,7 @@ import attrs
 import pytest
 
 from tests.support.records import draft_memory
-from venom_mem_adapters.sqlite import SqliteStore, bm25
-from venom_mem_adapters.sqlite.filters import Predicate
+from venom_mem_adapters.sqlite import SqliteStore
 from venom_mem_adapters.sqlite.match import fts_match_expression
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter, ReadTx
@@ -285,73 +284,6 @@ def test_filter_before_rank_on_random_corpora(tmp_path: Path) -> None:
                 alone.close()
         finally:
             mixed.close()
-
-
-def test_rank_function_is_the_builtin_bm25_given_the_same_statistics(
-    store: SqliteStore,
-) -> None:
-    """With whole-index statistics the Python ranking must equal FTS5's bm25 exactly."""
-    rng = random.Random(3)
-    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
-    fill(
-        store,
-        [
-            memory(
-                " ".join(rng.choices(words, k=rng.randint(1, 30))) + f" n{n}",
-                title=" ".join(rng.choices(words, k=rng.randint(0, 4))),
-                tags=" ".join(sorted(set(rng.choices(words, k=rng.randint(0, 3))))),
-            )
-            for n in range(300)
-        ],
-    )
-    with store.read() as tx:
-        connection = tx._connection
-        compared = 0
-        for _ in range(40):
-            tokens = rng.sample(words, rng.randint(1, 4)) + rng.choice([[], ["beta-gamma"]])
-            stats = bm25.corpus_stats(connection, tokens, Predicate("1"))
-            rows = connection.execute(
-                "SELECT bm25(memory_fts, 5.0, 1.0, 3.0), venom_bm25(memory_fts, ?)"
-                " FROM memory_fts WHERE memory_fts MATCH ?",
-                (stats.encode(), fts_match_expression(tokens)),
-            ).fetchall()
-            for builtin, ours in rows:
-                assert ours == builtin
-                compared += 1
-    assert compared > 1000
-
-
-def test_one_pass_readable_ranking_is_the_builtin_bm25(store: SqliteStore) -> None:
-    """bm25.rank_readable (a restricted caller's plain search, docs/adr/0016) counts each
-    phrase's rows from its own scan and scores in numpy: over a corpus it can read whole it
-    must give the built-in's rows, order and scores exactly, repeated tokens and phrases
-    included."""
-    rng = random.Random(5)
-    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
-    fill(
-        store,
-        [
-            memory(
-                " ".join(rng.choices(words, k=rng.randint(1, 30))) + f" n{n}",
-                title=" ".join(rng.choices(words, k=rng.randint(0, 4))),
-                tags=" ".join(sorted(set(rng.choices(words, k=rng.randint(0, 3))))),
-            )
-            for n in range(300)
-        ],
-    )
-    with store.read() as tx:
-        connection = tx._connection
-        for _ in range(40):
-            tokens = rng.sample(words, rng.randint(1, 4)) + rng.choice([[], ["beta-gamma"]])
-            tokens += rng.choice([[], tokens[:1]])
-            match = fts_match_expression(tokens)
-            builtin = connection.execute(
-                "SELECT rowid, -bm25(memory_fts, 5.0, 1.0, 3.0) AS s FROM memory_fts"
-                " WHERE memory_fts MATCH ? ORDER BY -s, rowid DESC LIMIT 50",
-                (match,),
-            ).fetchall()
-            ours = bm25.rank_readable(connection, match, Predicate("1"), 50)
-            assert ours == [(int(str(r)), float(str(s))) for r, s in builtin]
 
 
 def test_cached_corpus_size_follows_every_commit(tmp_path: Path) -> None:

@@ -7,217 +7,147 @@ query word and so the order of visible hits, which MEM-06 forbids ("search doesn
 unreadable memories in results or ranks"). See docs/adr/0003.
 
 So for a restricted caller the store measures those statistics over the live rows readable
-through its :class:`Access`, and ranks with :func:`rank`, an FTS5 auxiliary function that is
-FTS5's own bm25 (``ext/fts5/fts5_aux.c``) operation for operation, fed those statistics. For
-a caller who can read everything the statistics are the index's own, so the store uses the
-built-in ``bm25()`` and this module is not involved. A test checks the two agree.
+through its :class:`Access` and scores with them (:func:`rank_readable`): FTS5's own bm25
+(``ext/fts5/fts5_aux.c``) operation for operation, in numpy, over the lengths and phrase
+frequencies fts_index.py reads from the index in bulk (docs/adr/0016). For a caller who
+can read everything the statistics are the index's own, so the store uses the built-in
+``bm25()`` and this module is not involved. Tests check the two agree, score for score.
 
-The candidate filter (spaces, kinds, tags, sessions) does not change the statistics: it
-narrows the hits, exactly as ``WHERE`` does around the built-in ``bm25()`` in the spec.
+The candidate filter (spaces, kinds, tags, sessions, importances, branch) does not change
+the statistics: it narrows the hits, exactly as ``WHERE`` does around the built-in
+``bm25()`` in the spec.
 """
 
 from __future__ import annotations
 
-import weakref
-from array import array
+import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import apsw
-import attrs
 
-from venom_mem_core import fts
-from venom_mem_core.fts import K1, WEIGHTS, B
+from venom_mem_core.fts import K1, WEIGHTS, B, CorpusStats
 
+from . import fts_index
 from .filters import Predicate
 from .match import fts_match_expression
+
+if TYPE_CHECKING:
+    from .fts_index import Ints
 
 __all__ = [
     "IN_ROWS",
     "K1",
-    "RANK_FUNCTION",
     "WEIGHTS",
     "B",
-    "CorpusStats",
-    "corpus_stats",
-    "rank",
+    "phrase_by_api",
     "rank_readable",
     "register",
 ]
 
-RANK_FUNCTION = "venom_bm25"
-_ROW_TOKENS = "venom_row_tokens"
-_ROW_FREQS = "venom_row_freqs"
+_PHRASE_FREQ = "venom_phrase_freq"
 # A filter on memories (alias m) as a rowid set for a MATCH scan. The unary + keeps SQLite
 # from handing the IN to FTS5 as rowid lookups: the scan walks the postings once and checks
 # each match against the set, which costs less than joining memories for every match.
 IN_ROWS = "+memory_fts.rowid IN (SELECT m.id FROM memories AS m WHERE {})"
 
 
-@attrs.frozen
-class CorpusStats(fts.CorpusStats):
-    """:class:`venom_mem_core.fts.CorpusStats`, which :func:`rank` takes as one blob."""
-
-    def encode(self) -> bytes:
-        """The statistics as one blob binding for :func:`rank`: avgdl, then each IDF."""
-        return array("d", (self.avgdl, *self.idf())).tobytes()
-
-
-def rank(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> float:
-    """bm25 of the current row, with the statistics given as :meth:`CorpusStats.encode`.
-
-    Lower is better, as with the built-in. Weighted frequency, row length over all columns,
-    k1 and b, and the order of the floating-point operations all follow fts5_aux.c, so the
-    scores agree with the built-in when the statistics do.
-    """
-    decoded = api.aux_data
-    if decoded is None:
-        (encoded,) = args
-        if not isinstance(encoded, bytes):
-            raise apsw.MisuseError("venom_bm25 takes the encoded statistics as a blob")
-        values = array("d")
-        values.frombytes(encoded)
-        decoded = api.aux_data = (values[0], tuple(values[1:]))
-    avgdl, idfs = decoded
-    if len(idfs) != api.phrase_count:
-        raise apsw.MisuseError("venom_bm25: statistics do not match the query's phrases")
-    length = api.column_size(-1)
-    freqs = [_weighted_freq(api, phrase) for phrase in range(len(idfs))]
-    return _score(idfs, freqs, length, avgdl)
-
-
-def _weighted_freq(api: apsw.FTS5ExtensionApi, phrase: int) -> float:
+def _phrase_freq(api: apsw.FTS5ExtensionApi, *_args: apsw.SQLiteValue) -> float:
+    """The weighted frequency of the query's first phrase in the current row, as fts5_aux.c's
+    bm25 adds it up: each column's weight times the phrase's occurrences there."""
     freq = 0.0
-    for weight, offsets in zip(WEIGHTS, api.phrase_locations(phrase), strict=True):
+    for weight, offsets in zip(WEIGHTS, api.phrase_locations(0), strict=True):
         freq += weight * len(offsets)
     return freq
 
 
-def _score(idfs: Sequence[float], freqs: Sequence[float], length: float, avgdl: float) -> float:
-    """fts5_aux.c's bm25 of one row, operation for operation (lower is better)."""
-    return -1.0 * fts.bm25(idfs, freqs, length, avgdl)
-
-
-def _row_tokens(api: apsw.FTS5ExtensionApi, *_args: apsw.SQLiteValue) -> int:
-    return api.column_size(-1)
-
-
-def _row_freqs(api: apsw.FTS5ExtensionApi, *_args: apsw.SQLiteValue) -> bytes:
-    """The row's length, then each phrase's weighted frequency, as doubles."""
-    values = array("d", (api.column_size(-1),))
-    values.extend(_weighted_freq(api, phrase) for phrase in range(api.phrase_count))
-    return values.tobytes()
-
-
-def _blob(value: apsw.SQLiteValue) -> bytes:
-    if not isinstance(value, bytes):
-        raise apsw.MisuseError(f"{_ROW_FREQS} returned {type(value).__name__}, not a blob")
-    return value
-
-
 def register(connection: apsw.Connection) -> None:
-    """Make :func:`rank` and the row helpers available on a connection."""
-    connection.register_fts5_function(RANK_FUNCTION, rank)
-    connection.register_fts5_function(_ROW_TOKENS, _row_tokens)
-    connection.register_fts5_function(_ROW_FREQS, _row_freqs)
+    """Make :func:`rank_readable` work on a connection: its fallback function and the
+    ``fts5vocab`` table it reads (in ``temp``)."""
+    connection.register_fts5_function(_PHRASE_FREQ, _phrase_freq)
+    fts_index.attach(connection)
 
 
-# Per read connection: the readable corpus's (rows, tokens), valid while the connection's
-# data_version stays the same, i.e. until some other connection commits. Measuring it walks
-# every readable row, which dominated a restricted search on a large store.
-_SIZES: weakref.WeakKeyDictionary[
-    apsw.Connection, tuple[int, dict[tuple[object, ...], tuple[int, int]]]
-] = weakref.WeakKeyDictionary()
+def phrase_by_api(connection: apsw.Connection, phrase: str) -> fts_index.PhrasePostings:
+    """:func:`fts_index.phrase_postings` through FTS5's extension API: one Python call per
+    row the phrase matches. For the phrases fts_index can't read (and for the tests)."""
+    import numpy as np
+
+    found = connection.execute(
+        f"SELECT rowid, {_PHRASE_FREQ}(memory_fts) FROM memory_fts WHERE memory_fts MATCH ?"
+        " ORDER BY rowid",
+        (fts_match_expression([phrase]),),
+    ).fetchall()
+    rowids = np.fromiter((int(str(r)) for r, _ in found), dtype=np.int64, count=len(found))
+    freqs = np.fromiter((float(str(f)) for _, f in found), dtype=np.float64, count=len(found))
+    return fts_index.PhrasePostings(rowids=rowids, freqs=freqs)
 
 
-def _corpus_size(connection: apsw.Connection, source: str, readable: Predicate) -> tuple[int, int]:
-    version = int(connection.execute("PRAGMA data_version").get)
-    cached_version, sizes = _SIZES.get(connection, (None, {}))
-    if cached_version != version:
-        sizes = {}
-        _SIZES[connection] = (version, sizes)
-    key = (readable.sql, *readable.params)
-    size = sizes.get(key)
-    if size is None:
-        rows = total = 0
-        for (length,) in connection.execute(
-            f"SELECT {_ROW_TOKENS}(memory_fts) FROM {source}", readable.params
-        ):
-            rows += 1
-            total += int(length)
-        size = sizes[key] = (rows, total)
-    return size
+def _narrow(connection: apsw.Connection, rowids: Ints, narrowed: Predicate) -> Ints:
+    """Those of ``rowids`` (ascending) that pass ``narrowed`` (alias ``m`` for memories)."""
+    import numpy as np
 
-
-def corpus_stats(
-    connection: apsw.Connection, tokens: Sequence[str], readable: Predicate
-) -> CorpusStats:
-    """bm25's statistics over the live rows ``readable`` admits (alias ``m`` for memories).
-
-    The FTS index holds exactly the live rows (the schema's triggers keep it so), so live rows
-    of ``memories`` that ``readable`` admits are the caller's corpus. Row lengths
-    come from FTS5's own per-row token counts, so they match what the built-in uses.
-    """
-    # Only live rows: a scan of an external-content FTS5 table without MATCH walks the content
-    # table, and asking FTS5 for the length of a row it does not index reports corruption.
-    source = (
-        "memory_fts JOIN memories AS m ON m.id = memory_fts.rowid"
-        f" WHERE m.deleted IS NULL AND ({readable.sql})"
-    )
-    rows, total = _corpus_size(connection, source, readable)
-    live = f"m.deleted IS NULL AND ({readable.sql})"
-    hits: dict[str, int] = {}
-    for token in tokens:
-        if token not in hits:
-            hits[token] = connection.execute(
-                f"SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?"
-                f" AND {IN_ROWS.format(live)}",
-                (fts_match_expression([token]), *readable.params),
-            ).get
-    return CorpusStats(rows=rows, tokens=total, hits=tuple(hits[t] for t in tokens))
+    passing = connection.execute(
+        "SELECT group_concat(m.id, ' ') FROM json_each(?) AS j"
+        f" JOIN memories AS m ON m.id = j.value WHERE {narrowed.sql}",
+        (json.dumps(rowids.tolist()), *narrowed.params),
+    ).get
+    return rowids[np.isin(rowids, fts_index.parse_ints(passing))]
 
 
 def rank_readable(
-    connection: apsw.Connection, match: str, readable: Predicate, limit: int
+    connection: apsw.Connection,
+    phrases: Sequence[str],
+    readable: Predicate,
+    limit: int,
+    narrowed: Predicate | None = None,
 ) -> list[tuple[int, float]]:
-    """The best ``limit`` readable live rows matching ``match``, with bm25 over the readable
-    corpus, in one pass, for a search filtered by the readable set alone.
+    """The best ``limit`` readable live rows matching any of ``phrases`` (the quoted strings
+    of the MATCH, in order), with bm25 over the readable corpus, best first.
 
-    The candidates are then exactly the caller's corpus, so each phrase's row count is the
-    number of candidates it occurs in: one scan yields every candidate's length and phrase
-    frequencies, and the counts follow from them, where :func:`corpus_stats` would scan each
-    phrase's matches again. Scores and order are :func:`rank`'s, with the same operations
-    on the same values; ties go to the highest rowid.
+    ``readable`` is the caller's readable set; ``narrowed``, when given, the search's filter
+    (the readable set included), which picks the hits without changing the statistics. A
+    row matches when one of its phrases occurs in it, and each phrase's row count is the
+    number of readable rows it occurs in. Scores are fts5_aux.c's, with the same operations on
+    the same values (numpy's elementwise arithmetic is correctly rounded); ties go to the
+    highest rowid.
     """
-    source = (
-        "memory_fts JOIN memories AS m ON m.id = memory_fts.rowid"
-        f" WHERE m.deleted IS NULL AND ({readable.sql})"
-    )
-    rows, total = _corpus_size(connection, source, readable)
-    if rows == 0:
-        return []
-    live = f"m.deleted IS NULL AND ({readable.sql})"
-    found = connection.execute(
-        f"SELECT memory_fts.rowid, {_ROW_FREQS}(memory_fts) FROM memory_fts"
-        f" WHERE memory_fts MATCH ? AND {IN_ROWS.format(live)}",
-        (match, *readable.params),
-    ).fetchall()
-    if not found:
-        return []
     import numpy as np  # only here: the store package stays free of numpy for the CLI
 
-    rowids = np.fromiter((row[0] for row in found), dtype=np.int64, count=len(found))
-    values = np.frombuffer(b"".join(_blob(row[1]) for row in found), dtype=np.float64)
-    values = values.reshape(len(found), -1)
-    lengths, freqs = values[:, 0], values[:, 1:]
-    hits = tuple(int(n) for n in np.count_nonzero(freqs > 0, axis=0))
-    stats = CorpusStats(rows=rows, tokens=total, hits=hits)
-    # :func:`_score` over every row at once: the same IEEE operations in the same order
-    # (numpy's elementwise arithmetic is correctly rounded), so the same scores.
+    corpus = fts_index.readable_corpus(connection, readable)
+    if corpus.rows == 0:
+        return []
+    postings: dict[str, fts_index.PhrasePostings] = {}
+    for phrase in phrases:
+        if phrase not in postings:
+            read = fts_index.phrase_postings(connection, phrase, WEIGHTS)
+            found = read if read is not None else phrase_by_api(connection, phrase)
+            _, inside = corpus.positions(found.rowids)
+            postings[phrase] = fts_index.PhrasePostings(
+                rowids=found.rowids[inside], freqs=found.freqs[inside]
+            )
+    hits = tuple(len(postings[phrase].rowids) for phrase in phrases)
+    rowids = np.unique(np.concatenate([p.rowids for p in postings.values()]))
+    if narrowed is not None and len(rowids):
+        rowids = _narrow(connection, rowids, narrowed)
+    if not len(rowids):
+        return []
+    freqs = np.zeros((len(rowids), len(phrases)))
+    for column, phrase in enumerate(phrases):
+        found = postings[phrase]
+        at = np.searchsorted(rowids, found.rowids)
+        kept = at < len(rowids)
+        kept[kept] = rowids[at[kept]] == found.rowids[kept]
+        freqs[at[kept], column] = found.freqs[kept]
+    at, _ = corpus.positions(rowids)
+    lengths = corpus.lengths[at].astype(np.float64)
+    stats = CorpusStats(rows=corpus.rows, tokens=corpus.tokens, hits=hits)
+    # fts5_aux.c's bm25 over every row at once: the same IEEE operations in the same order.
     avgdl = stats.avgdl
-    score = np.zeros(len(found))
-    for phrase, idf in enumerate(stats.idf()):
-        freq = freqs[:, phrase]
+    score = np.zeros(len(rowids))
+    for column, idf in enumerate(stats.idf()):
+        freq = freqs[:, column]
         score += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lengths / avgdl)))
     score = -1.0 * score
     order = np.lexsort((-rowids, score))[:limit]
-    return [(int(rowids[i]), -float(score[i])) for i in order]
+    return list(zip(rowids[order].tolist(), (-score[order]).tolist(), strict=True))

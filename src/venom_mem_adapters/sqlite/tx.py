@@ -102,11 +102,15 @@ def _only_live(where: MemoryFilter) -> bool:
     )
 
 
-def _only_readable(where: MemoryFilter) -> bool:
-    """True when the readable set is the filter's only narrowing (a restricted caller's
-    plain search): the candidates are then the caller's whole corpus."""
-    return (
-        where.spaces is None and where.kinds is None and not where.tags and where.sessions is None
+def _narrows(where: MemoryFilter) -> bool:
+    """True when the filter narrows the hits beyond the caller's readable live rows."""
+    return not (
+        where.spaces is None
+        and where.kinds is None
+        and not where.tags
+        and where.sessions is None
+        and where.importances is None
+        and where.branch is None
     )
 
 
@@ -176,45 +180,42 @@ class SqliteReadTx:
     def rank_text_scored(
         self, tokens: Sequence[str], where: MemoryFilter, limit: int
     ) -> list[tuple[int, float]]:
-        """Filter, then rank, in one statement; see bm25.py for why ranking has two forms.
+        """Filter, then rank; see bm25.py for why ranking has two forms.
 
-        Only IDs and scores go through the sorter (it would carry every selected column of
-        every match); rows and snippets are read afterwards for the few that made the cut.
+        The owner's search is one statement with the built-in bm25. Only IDs and scores go
+        through the sorter (it would carry every selected column of every match); rows and
+        snippets are read afterwards for the few that made the cut.
         """
         if not tokens or limit <= 0 or where.access.nothing:
             return []
-        match = _match(tokens)
-        order_params: tuple[bytes, ...] = ()
-        if where.access.everything:
-            order = _BUILTIN_BM25
-        elif _only_readable(where):
+        candidates = memory_predicate(attrs.evolve(where, include_deleted=False))
+        if not where.access.everything:
+            # Statistics over the readable rows (docs/adr/0003), read in bulk (docs/adr/0016).
             readable = access_predicate(where.access, alias="m")
             with translated(self._path):
-                return bm25.rank_readable(self._connection, match, readable, limit)
-        else:
-            readable = access_predicate(where.access, alias="m")
-            with translated(self._path):
-                stats = bm25.corpus_stats(self._connection, _clean(tokens), readable)
-            if stats.rows == 0:
-                return []
-            order, order_params = f"{bm25.RANK_FUNCTION}(memory_fts, ?)", (stats.encode(),)
+                return bm25.rank_readable(
+                    self._connection,
+                    _clean(tokens),
+                    readable,
+                    limit,
+                    candidates if _narrows(where) else None,
+                )
         if _only_live(where):
             # memory_fts holds live rows only (the triggers see to it): no join needed.
             ranked = self._rows(
-                f"SELECT memory_fts.rowid, {order} AS score FROM memory_fts"
+                f"SELECT memory_fts.rowid, {_BUILTIN_BM25} AS score FROM memory_fts"
                 " WHERE memory_fts MATCH ? ORDER BY score, memory_fts.rowid DESC LIMIT ?",
-                (*order_params, match, limit),
+                (_match(tokens), limit),
             )
         else:
             # The filter is a set of rowids that the FTS5 scan checks each match against
             # (SQLite builds it once per statement, from memories_space when the filter names
             # spaces), so nothing outside it is joined, scored or sorted (docs/adr/0016).
-            candidates = memory_predicate(attrs.evolve(where, include_deleted=False))
             ranked = self._rows(
-                f"SELECT memory_fts.rowid, {order} AS score FROM memory_fts"
+                f"SELECT memory_fts.rowid, {_BUILTIN_BM25} AS score FROM memory_fts"
                 f" WHERE memory_fts MATCH ? AND {bm25.IN_ROWS.format(candidates.sql)}"
                 " ORDER BY score, memory_fts.rowid DESC LIMIT ?",
-                (*order_params, match, *candidates.params, limit),
+                (_match(tokens), *candidates.params, limit),
             )
         return [(int(row[0]), -float(row[1])) for row in ranked]
 
