@@ -70,6 +70,7 @@ from .records import (
     SpaceDescription,
     Version,
 )
+from .search_options import RFC_WEIGHTS, Weights
 
 if TYPE_CHECKING:
     from .ports import ReadTx, Store, WriteTx
@@ -350,7 +351,6 @@ def porter_stem(word: str) -> str:
 
 _K1 = 1.2
 _B = 0.75
-_WEIGHTS = (5.0, 1.0, 3.0)  # title, content, tags
 _SNIPPET_TOKENS = 64
 
 
@@ -406,7 +406,10 @@ def _snippet(memory: Memory, doc: _Doc, phrases: Sequence[tuple[str, ...]]) -> s
 
 
 def _bm25(
-    rows: Sequence[Memory], docs: dict[int, _Doc], phrases: Sequence[tuple[str, ...]]
+    rows: Sequence[Memory],
+    docs: dict[int, _Doc],
+    phrases: Sequence[tuple[str, ...]],
+    weights: Weights = RFC_WEIGHTS,
 ) -> dict[int, float]:
     """Score of every row matching at least one phrase; ``rows`` are the caller's corpus."""
     total = len(rows)
@@ -419,7 +422,7 @@ def _bm25(
                 columns = docs[memory.id].columns
                 weighted = sum(
                     weight * len(_phrase_positions(column, phrase))
-                    for weight, column in zip(_WEIGHTS, columns, strict=True)
+                    for weight, column in zip(weights, columns, strict=True)
                 )
                 if weighted:
                     found[memory.id] = weighted
@@ -516,7 +519,11 @@ class _ReadTx:
         return [id_ for id_, _ in self.rank_text_scored(tokens, where, limit)]
 
     def rank_text_scored(
-        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        tokens: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Weights = RFC_WEIGHTS,
     ) -> list[tuple[int, float]]:
         phrases = [tuple(tokenize(token)) for token in tokens]
         memories = self._s.memories
@@ -529,7 +536,7 @@ class _ReadTx:
         if not corpus or not any(phrases) or limit <= 0:
             return []
         docs = {memory.id: self._doc(memory) for memory in corpus}
-        scores = _bm25(corpus, docs, phrases)
+        scores = _bm25(corpus, docs, phrases, weights)
         ranked = [id_ for id_ in scores if where.matches(memories[id_])]
         ranked.sort(key=lambda id_: (-scores[id_], -id_))
         return [(id_, scores[id_]) for id_ in ranked[:limit]]

@@ -17,6 +17,7 @@ import attrs
 
 from .grants import Access
 from .records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
+from .search_options import RFC_WEIGHTS, Weights
 
 __all__ = [
     "ERASE_PENDING",
@@ -129,10 +130,15 @@ class ReadTx(Protocol):
         """
 
     def rank_text_scored(
-        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        tokens: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Weights = RFC_WEIGHTS,
     ) -> list[tuple[int, float]]:
         """:meth:`rank_text` with each row's BM25 score, positive, higher is better (FTS5's
-        ``bm25()`` negated), for fusions that weigh scores (docs/adr/0016)."""
+        ``bm25()`` negated), for fusions that weigh scores (docs/adr/0016); ``weights`` are
+        bm25's column weights, RFC-0020's unless the query mode says (docs/adr/0023)."""
 
     def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
         """For matching rows among ``ids``: a short piece of content around the match (FTS5

@@ -23,6 +23,7 @@ from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.ranking import fts_match_expression
 from venom_mem_core.records import Memory, Provenance
+from venom_mem_core.search_options import NATURAL_WEIGHTS, RFC_WEIGHTS, Weights
 from venom_mem_core.text_search import search_text
 
 OWNER = Provenance(principal="owner", label="owner")
@@ -273,10 +274,12 @@ def test_filter_before_rank_on_random_corpora(tmp_path: Path) -> None:
             mixed.close()
 
 
+@pytest.mark.parametrize("weights", [RFC_WEIGHTS, NATURAL_WEIGHTS])
 def test_rank_function_is_the_builtin_bm25_given_the_same_statistics(
-    store: SqliteStore,
+    store: SqliteStore, weights: Weights
 ) -> None:
-    """With whole-index statistics the Python ranking must equal FTS5's bm25 exactly."""
+    """With whole-index statistics the Python ranking must equal FTS5's bm25 exactly, with
+    the RFC's column weights (the default) and with natural mode's (docs/adr/0023)."""
     rng = random.Random(3)
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
     fill(
@@ -297,9 +300,9 @@ def test_rank_function_is_the_builtin_bm25_given_the_same_statistics(
             tokens = rng.sample(words, rng.randint(1, 4)) + rng.choice([[], ["beta-gamma"]])
             stats = bm25.corpus_stats(connection, tokens, Predicate("1"))
             rows = connection.execute(
-                "SELECT bm25(memory_fts, 5.0, 1.0, 3.0), venom_bm25(memory_fts, ?)"
+                "SELECT bm25(memory_fts, ?, ?, ?), venom_bm25(memory_fts, ?, ?, ?, ?)"
                 " FROM memory_fts WHERE memory_fts MATCH ?",
-                (stats.encode(), fts_match_expression(tokens)),
+                (*weights, stats.encode(), *weights, fts_match_expression(tokens)),
             ).fetchall()
             for builtin, ours in rows:
                 assert ours == builtin
@@ -307,7 +310,10 @@ def test_rank_function_is_the_builtin_bm25_given_the_same_statistics(
     assert compared > 1000
 
 
-def test_one_pass_readable_ranking_is_the_builtin_bm25(store: SqliteStore) -> None:
+@pytest.mark.parametrize("weights", [RFC_WEIGHTS, NATURAL_WEIGHTS])
+def test_one_pass_readable_ranking_is_the_builtin_bm25(
+    store: SqliteStore, weights: Weights
+) -> None:
     """bm25.rank_readable (a restricted caller's plain search, docs/adr/0016) counts each
     phrase's rows from its own scan and scores in numpy: over a corpus it can read whole it
     must give the built-in's rows, order and scores exactly, repeated tokens and phrases
@@ -332,11 +338,11 @@ def test_one_pass_readable_ranking_is_the_builtin_bm25(store: SqliteStore) -> No
             tokens += rng.choice([[], tokens[:1]])
             match = fts_match_expression(tokens)
             builtin = connection.execute(
-                "SELECT rowid, -bm25(memory_fts, 5.0, 1.0, 3.0) AS s FROM memory_fts"
+                "SELECT rowid, -bm25(memory_fts, ?, ?, ?) AS s FROM memory_fts"
                 " WHERE memory_fts MATCH ? ORDER BY -s, rowid DESC LIMIT 50",
-                (match,),
+                (*weights, match),
             ).fetchall()
-            ours = bm25.rank_readable(connection, match, Predicate("1"), 50)
+            ours = bm25.rank_readable(connection, match, Predicate("1"), 50, weights)
             assert ours == [(int(str(r)), float(str(s))) for r, s in builtin]
 
 

@@ -27,6 +27,7 @@ import apsw
 import attrs
 
 from venom_mem_core.ranking import fts_match_expression
+from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
 from .filters import Predicate
 
@@ -45,7 +46,7 @@ __all__ = [
 
 K1 = 1.2
 B = 0.75
-WEIGHTS = (5.0, 1.0, 3.0)  # title, content, tags (RFC-0020 section 5)
+WEIGHTS = RFC_WEIGHTS  # title, content, tags (RFC-0020 section 5)
 RANK_FUNCTION = "venom_bm25"
 _ROW_TOKENS = "venom_row_tokens"
 _ROW_FREQS = "venom_row_freqs"
@@ -81,7 +82,8 @@ class CorpusStats:
 
 
 def rank(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> float:
-    """bm25 of the current row, with the statistics given as :meth:`CorpusStats.encode`.
+    """bm25 of the current row, with the statistics given as :meth:`CorpusStats.encode`
+    and, optionally, the three column weights after them (else WEIGHTS).
 
     Lower is better, as with the built-in. Weighted frequency, row length over all columns,
     k1 and b, and the order of the floating-point operations all follow fts5_aux.c, so the
@@ -89,23 +91,33 @@ def rank(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> float:
     """
     decoded = api.aux_data
     if decoded is None:
-        (encoded,) = args
+        encoded, weights = args[0] if args else None, _weights(args[1:])
         if not isinstance(encoded, bytes):
             raise apsw.MisuseError("venom_bm25 takes the encoded statistics as a blob")
         values = array("d")
         values.frombytes(encoded)
-        decoded = api.aux_data = (values[0], tuple(values[1:]))
-    avgdl, idfs = decoded
+        decoded = api.aux_data = (values[0], tuple(values[1:]), weights)
+    avgdl, idfs, weights = decoded
     if len(idfs) != api.phrase_count:
         raise apsw.MisuseError("venom_bm25: statistics do not match the query's phrases")
     length = api.column_size(-1)
-    freqs = [_weighted_freq(api, phrase) for phrase in range(len(idfs))]
+    freqs = [_weighted_freq(api, phrase, weights) for phrase in range(len(idfs))]
     return _score(idfs, freqs, length, avgdl)
 
 
-def _weighted_freq(api: apsw.FTS5ExtensionApi, phrase: int) -> float:
+def _weights(args: Sequence[apsw.SQLiteValue]) -> Weights:
+    """Column weights passed to an auxiliary function after its other arguments, if any."""
+    if not args:
+        return WEIGHTS
+    if len(args) != 3 or not all(isinstance(w, float | int) for w in args):
+        raise apsw.MisuseError("bm25 column weights are three numbers")
+    title, content, tags = (float(w) for w in args)  # type: ignore[arg-type]
+    return (title, content, tags)
+
+
+def _weighted_freq(api: apsw.FTS5ExtensionApi, phrase: int, weights: Weights) -> float:
     freq = 0.0
-    for weight, offsets in zip(WEIGHTS, api.phrase_locations(phrase), strict=True):
+    for weight, offsets in zip(weights, api.phrase_locations(phrase), strict=True):
         freq += weight * len(offsets)
     return freq
 
@@ -122,10 +134,12 @@ def _row_tokens(api: apsw.FTS5ExtensionApi, *_args: apsw.SQLiteValue) -> int:
     return api.column_size(-1)
 
 
-def _row_freqs(api: apsw.FTS5ExtensionApi, *_args: apsw.SQLiteValue) -> bytes:
-    """The row's length, then each phrase's weighted frequency, as doubles."""
+def _row_freqs(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> bytes:
+    """The row's length, then each phrase's frequency weighted by ``args`` (the column
+    weights, else WEIGHTS), as doubles."""
+    weights = _weights(args)
     values = array("d", (api.column_size(-1),))
-    values.extend(_weighted_freq(api, phrase) for phrase in range(api.phrase_count))
+    values.extend(_weighted_freq(api, phrase, weights) for phrase in range(api.phrase_count))
     return values.tobytes()
 
 
@@ -198,7 +212,11 @@ def corpus_stats(
 
 
 def rank_readable(
-    connection: apsw.Connection, match: str, readable: Predicate, limit: int
+    connection: apsw.Connection,
+    match: str,
+    readable: Predicate,
+    limit: int,
+    weights: Weights = WEIGHTS,
 ) -> list[tuple[int, float]]:
     """The best ``limit`` readable live rows matching ``match``, with bm25 over the readable
     corpus, in one pass, for a search filtered by the readable set alone.
@@ -218,9 +236,9 @@ def rank_readable(
         return []
     live = f"m.deleted IS NULL AND ({readable.sql})"
     found = connection.execute(
-        f"SELECT memory_fts.rowid, {_ROW_FREQS}(memory_fts) FROM memory_fts"
+        f"SELECT memory_fts.rowid, {_ROW_FREQS}(memory_fts, ?, ?, ?) FROM memory_fts"
         f" WHERE memory_fts MATCH ? AND {IN_ROWS.format(live)}",
-        (match, *readable.params),
+        (*map(float, weights), match, *readable.params),
     ).fetchall()
     if not found:
         return []

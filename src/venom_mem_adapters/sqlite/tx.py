@@ -33,6 +33,7 @@ from venom_mem_core.records import (
     SpaceDescription,
     Version,
 )
+from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
 from . import bm25
 from .errors import translated
@@ -71,7 +72,7 @@ _CONTEXT_ORDER = (
     " m.updated DESC, m.id DESC"
 )
 _SNIPPET = "snippet(memory_fts, 1, '', '', '…', 64)"
-_BUILTIN_BM25 = "bm25(memory_fts, {}, {}, {})".format(*bm25.WEIGHTS)
+_BUILTIN_BM25 = "bm25(memory_fts, {!r}, {!r}, {!r})"
 
 
 def _placeholders(count: int) -> str:
@@ -173,7 +174,11 @@ class SqliteReadTx:
         return [id_ for id_, _ in self.rank_text_scored(tokens, where, limit)]
 
     def rank_text_scored(
-        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        tokens: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Weights = RFC_WEIGHTS,
     ) -> list[tuple[int, float]]:
         """Filter, then rank, in one statement; see bm25.py for why ranking has two forms.
 
@@ -183,20 +188,21 @@ class SqliteReadTx:
         if not tokens or limit <= 0 or where.access.nothing:
             return []
         match = _match(tokens)
-        order_params: tuple[bytes, ...] = ()
+        order_params: tuple[bytes | float, ...] = ()
         if where.access.everything:
-            order = _BUILTIN_BM25
+            order = _BUILTIN_BM25.format(*map(float, weights))
         elif _only_readable(where):
             readable = access_predicate(where.access, alias="m")
             with translated(self._path):
-                return bm25.rank_readable(self._connection, match, readable, limit)
+                return bm25.rank_readable(self._connection, match, readable, limit, weights)
         else:
             readable = access_predicate(where.access, alias="m")
             with translated(self._path):
                 stats = bm25.corpus_stats(self._connection, _clean(tokens), readable)
             if stats.rows == 0:
                 return []
-            order, order_params = f"{bm25.RANK_FUNCTION}(memory_fts, ?)", (stats.encode(),)
+            order = f"{bm25.RANK_FUNCTION}(memory_fts, ?, ?, ?, ?)"
+            order_params = (stats.encode(), *map(float, weights))
         if _only_live(where):
             # memory_fts holds live rows only (the triggers see to it): no join needed.
             ranked = self._rows(
