@@ -159,14 +159,9 @@ def test_convex_blends_min_max_scaled_scores() -> None:
     assert BM25_WEIGHT == 0.8
     fts, scores = [2, 1, 6], {2: 4.0, 1: 3.0, 6: 2.0}  # min-max scaled: m2 1, m1 0.5, m6 0
     vector = [(3, 0.9), (2, 0.8), (5, 0.5)]  # min-max scaled: m3 1.0, m2 0.75, m5 0.0
+    top = Fused(id=2, score=0.8 + 0.2 * 0.75, fts_rank=1, vector_rank=2, similarity=0.8)
     assert fuse_lists("convex", fts, vector, limit=10, fts_scores=scores) == [
-        Fused(
-            id=2,
-            score=0.8 * 1.0 + (1 - 0.8) * ((0.8 - 0.5) / (0.9 - 0.5)),
-            fts_rank=1,
-            vector_rank=2,
-            similarity=0.8,
-        ),
+        top,
         Fused(id=1, score=0.8 * 0.5, fts_rank=2),
         Fused(id=3, score=(1 - 0.8) * 1.0, vector_rank=1, similarity=0.9),
         Fused(id=6, score=0.0, fts_rank=3),  # the last of either list scores as if absent
@@ -175,13 +170,7 @@ def test_convex_blends_min_max_scaled_scores() -> None:
     # ADR 0016's first form scaled BM25 over its best only: m1 0.75, m6 0.5.
     over_best = Fusion(blend=0.8, bm25_min_max=False)
     assert over_best.apply(fts, vector, limit=10, fts_scores=scores) == [
-        Fused(
-            id=2,
-            score=0.8 * 1.0 + (1 - 0.8) * ((0.8 - 0.5) / (0.9 - 0.5)),
-            fts_rank=1,
-            vector_rank=2,
-            similarity=0.8,
-        ),
+        top,
         Fused(id=1, score=0.8 * 0.75, fts_rank=2),
         Fused(id=6, score=0.8 * 0.5, fts_rank=3),
         Fused(id=3, score=(1 - 0.8) * 1.0, vector_rank=1, similarity=0.9),
