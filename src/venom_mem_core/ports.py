@@ -17,6 +17,7 @@ import attrs
 
 from .grants import Access
 from .records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
+from .search_options import RFC_WEIGHTS, Weights
 
 __all__ = [
     "ERASE_PENDING",
@@ -126,11 +127,16 @@ class ReadTx(Protocol):
         """
 
     def rank_text_scored(
-        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        tokens: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Weights = RFC_WEIGHTS,
     ) -> list[tuple[int, float]]:
         """:meth:`rank_text` with each row's score, positive, higher is better, for fusions
         that weigh scores (docs/adr/0016): FTS5's ``bm25()`` negated on a
-        :class:`RanksLikeFts5` store."""
+        :class:`RanksLikeFts5` store. ``weights`` are bm25's column weights, RFC-0020's unless
+        the query mode says (docs/adr/0023); a store that ranks otherwise may ignore them."""
 
     def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
         """For matching rows among ``ids``: a short piece of content around the match (FTS5

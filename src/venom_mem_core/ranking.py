@@ -6,8 +6,10 @@ is broken by the highest rowid, so results are exact and reproducible.
 
 ``query_mode = "natural"`` (docs/adr/0015) changes only how the query becomes terms: each
 whitespace token is split further at every character that is not a letter or digit, English
-stopwords are dropped unless nothing else is left, repeats are dropped, and the terms are then
-quoted and OR-ed exactly as in the RFC mode. The other fusions are in fusion.py.
+stopwords are dropped unless nothing else is left, repeats are dropped, a word with irregular
+forms brings them along (docs/adr/0023), and the terms are then quoted and OR-ed exactly as in
+the RFC mode; the store ranks them with NATURAL_WEIGHTS (search_options.py). The other fusions
+are in fusion.py.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from .errors import VenomError
+from .inflections import irregular_group
 from .search_options import QUERY_MODES
 from .stopwords import ENGLISH_STOPWORDS
 
@@ -34,6 +37,7 @@ __all__ = [
     "preview",
     "query_tokens",
     "search_terms",
+    "with_irregular_forms",
 ]
 
 RRF_K = 60
@@ -59,7 +63,8 @@ _SEPARATORS = re.compile(r"[\W_]+")
 
 def natural_terms(query: str) -> list[str]:
     """The terms of ``query_mode = "natural"``: words split at punctuation, English stopwords
-    and repeats dropped, unless only stopwords are left (then all the words are kept).
+    and repeats dropped, unless only stopwords are left (then all the words are kept); each
+    word with irregular forms followed by them (``went`` -> ``went go gone``, inflections.py).
 
     A query with no letter or digit at all (``"*"``, ``"--"``) keeps its whitespace tokens,
     so it searches as in the RFC mode instead of becoming an error.
@@ -76,7 +81,24 @@ def natural_terms(query: str) -> list[str]:
     if not words:
         return tokens
     kept = [word for word in words if word.casefold() not in ENGLISH_STOPWORDS]
-    return kept or words
+    return with_irregular_forms(kept) if kept else words
+
+
+def with_irregular_forms(words: Sequence[str]) -> list[str]:
+    """``words``, each with the other forms of its irregular group that are neither stopwords
+    nor already there (docs/adr/0023). A regular form of a group's base (``goes``,
+    ``giving``) gives way to the base, which the stemmer makes the same term."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for word in words:
+        group = irregular_group(word.casefold())
+        forms = [word] if not group or word.casefold() in group else []
+        forms += [form for form in group if form not in ENGLISH_STOPWORDS]
+        for form in forms:
+            if form.casefold() not in seen:
+                seen.add(form.casefold())
+                out.append(form)
+    return out
 
 
 def search_terms(query: str, query_mode: str) -> list[str]:

@@ -118,7 +118,7 @@ def render_skill(manifest: Manifest = MANIFEST) -> str:
         "whole question: every word of the query counts, so `when did we pin zig` weighs "
         "`when` and `did` as much as `zig`; `zig pin version` finds it better. For a question "
         f"in plain English, pass `query_mode: natural` to `{tool_name('memory.search')}`: it "
-        "drops English stopwords and splits words at punctuation.",
+        "drops English stopwords, splits words at punctuation and finds `went` for `go`.",
         "- Adding the same content to the same space again returns the existing memory with "
         "`changed: false`, so a retry is safe.",
         "- Never store secrets or tokens; text with a venom token is refused.",

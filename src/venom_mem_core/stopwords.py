@@ -1,6 +1,9 @@
-"""English stopwords for ``query_mode = "natural"`` (docs/adr/0015).
+"""English stopwords for ``query_mode = "natural"`` (docs/adr/0015, 0023).
 
-NLTK's English list (179 words), as the ``nltk_data`` corpus ``stopwords/english`` ships it.
+NLTK's English list (179 words), as the ``nltk_data`` corpus ``stopwords/english`` ships it,
+and the six function words of questions it lacks: the modal auxiliaries ``would``,
+``could``, ``might``, ``must`` and ``shall`` (it has ``should``, ``can`` and ``will``), and
+``whose`` (it has ``who`` and ``whom``). ``may`` stays a search word: it is also the month.
 It holds the question words ("what", "when", "how", "did") that chat text is full of, which
 short lists such as Lucene's 33 words leave in, and the fragments that splitting a
 contraction at its apostrophe leaves behind ("don" and "t" of "don't"). The ADR has the
@@ -24,4 +27,5 @@ _WORDS = """
     haven't isn isn't ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn
     shouldn't wasn wasn't weren weren't won won't wouldn wouldn't
 """
-ENGLISH_STOPWORDS: frozenset[str] = frozenset(_WORDS.split())
+_QUESTION_WORDS = "would could might must shall whose"
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(_WORDS.split() + _QUESTION_WORDS.split())

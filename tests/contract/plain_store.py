@@ -31,6 +31,7 @@ from venom_mem_core.records import (
     SpaceDescription,
     Version,
 )
+from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
 if TYPE_CHECKING:
     from venom_mem_core.ports import ReadTx, Store, WriteTx
@@ -114,7 +115,11 @@ class _Tx:
         return [id_ for id_, _ in self.rank_text_scored(tokens, where, limit)]
 
     def rank_text_scored(
-        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        tokens: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Weights = RFC_WEIGHTS,  # bm25's; this store ranks its own way, so unused
     ) -> list[tuple[int, float]]:
         phrases = [_words(token) for token in tokens]
         scored = []

@@ -19,6 +19,7 @@ FTS5_EXACT = {
     "test_search_stems_and_folds",
     "test_search_orders_as_fts5_bm25",
     "test_scores_are_fts5_bm25_to_the_last_bit",
+    "test_natural_queries_rank_presence_over_shortness",
 }
 # Cases that run on every store and check FTS5's order besides, on a store that claims it.
 FTS5_EXTRA = {

@@ -42,7 +42,12 @@ def test_rfc_mode_is_section_5_step_2() -> None:
 @pytest.mark.parametrize(
     ("query", "terms"),
     [
-        ("When did Caroline give a speech at a school?", ["Caroline", "give", "speech", "school"]),
+        (
+            "When did Caroline give a speech at a school?",
+            ["Caroline", "give", "gave", "given", "speech", "school"],
+        ),
+        ("Where would Mel's children go?", ["Mel", "children", "child", "go", "went", "gone"]),
+        ("giving GAVE", ["give", "gave", "given"]),  # a regular form gives way to its base
         ("Caroline's transgender-specific plans", ["Caroline", "transgender", "specific", "plans"]),
         ("what is it", ["what", "is", "it"]),  # only stopwords: all of them stay
         ("The the THE cat Cat", ["cat"]),  # repeats go, case-insensitively
@@ -69,10 +74,11 @@ def test_natural_query_with_no_tokens_is_invalid(query: str) -> None:
     assert (caught.value.code, caught.value.data) == ("invalid_params.query", {"param": "query"})
 
 
-def test_stopword_list_is_nltks_english() -> None:
-    assert len(ENGLISH_STOPWORDS) == 179
+def test_stopword_list_is_nltks_english_and_the_question_words_it_lacks() -> None:
+    assert len(ENGLISH_STOPWORDS) == 179 + 6
     assert {"when", "did", "what", "how", "s", "t", "don"} <= ENGLISH_STOPWORDS
-    assert not {"speech", "school", "name", "zig"} & ENGLISH_STOPWORDS
+    assert {"would", "could", "might", "must", "shall", "whose"} <= ENGLISH_STOPWORDS
+    assert not {"speech", "school", "name", "zig", "may"} & ENGLISH_STOPWORDS
 
 
 def test_preview_ends_at_a_word_boundary_with_an_ellipsis() -> None:
@@ -149,27 +155,33 @@ def test_every_fusion_without_vectors_is_the_full_text_order(name: str) -> None:
         assert [f.score for f in fused] == [1 / 61, 1 / 62]
 
 
-def test_convex_blends_scaled_scores() -> None:
+def test_convex_blends_min_max_scaled_scores() -> None:
     assert BM25_WEIGHT == 0.8
-    scores = {2: 4.0, 1: 3.0}  # BM25 over its best: m2 1.0, m1 0.75
+    fts, scores = [2, 1, 6], {2: 4.0, 1: 3.0, 6: 2.0}  # min-max scaled: m2 1, m1 0.5, m6 0
     vector = [(3, 0.9), (2, 0.8), (5, 0.5)]  # min-max scaled: m3 1.0, m2 0.75, m5 0.0
-    assert fuse_lists("convex", FTS, vector, limit=10, fts_scores=scores) == [
-        Fused(
-            id=2,
-            score=0.8 * 1.0 + (1 - 0.8) * ((0.8 - 0.5) / (0.9 - 0.5)),
-            fts_rank=1,
-            vector_rank=2,
-            similarity=0.8,
-        ),
+    top = Fused(id=2, score=0.8 + 0.2 * 0.75, fts_rank=1, vector_rank=2, similarity=0.8)
+    assert fuse_lists("convex", fts, vector, limit=10, fts_scores=scores) == [
+        top,
+        Fused(id=1, score=0.8 * 0.5, fts_rank=2),
+        Fused(id=3, score=(1 - 0.8) * 1.0, vector_rank=1, similarity=0.9),
+        Fused(id=6, score=0.0, fts_rank=3),  # the last of either list scores as if absent
+        Fused(id=5, score=0.0, vector_rank=3, similarity=0.5),
+    ]
+    # ADR 0016's first form scaled BM25 over its best only: m1 0.75, m6 0.5.
+    over_best = Fusion(blend=0.8, bm25_min_max=False)
+    assert over_best.apply(fts, vector, limit=10, fts_scores=scores) == [
+        top,
         Fused(id=1, score=0.8 * 0.75, fts_rank=2),
+        Fused(id=6, score=0.8 * 0.5, fts_rank=3),
         Fused(id=3, score=(1 - 0.8) * 1.0, vector_rank=1, similarity=0.9),
         Fused(id=5, score=0.0, vector_rank=3, similarity=0.5),
     ]
     # Near-equal BM25 scores: the vector decides between them.
-    even = fuse_lists("convex", [7, 8], [(8, 0.9), (7, 0.1)], limit=2, fts_scores={7: 2.0, 8: 1.9})
+    vector = [(8, 0.9), (7, 0.1)]
+    even = fuse_lists("convex", [7, 8, 9], vector, limit=2, fts_scores={7: 2.0, 8: 1.9, 9: 0.5})
     assert [f.id for f in even] == [8, 7]
     # A clear BM25 winner stays first whatever the vector says.
-    clear = fuse_lists("convex", [7, 8], [(8, 0.9), (7, 0.1)], limit=2, fts_scores={7: 2.0, 8: 1.0})
+    clear = fuse_lists("convex", [7, 8, 9], vector, limit=2, fts_scores={7: 2.0, 8: 1.0, 9: 0.5})
     assert [f.id for f in clear] == [7, 8]
     # One similarity only (or all equal): each vector hit scales to 1.
     (only,) = fuse_lists("convex", [], [(4, 0.3)], limit=1)

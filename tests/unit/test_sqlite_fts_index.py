@@ -28,6 +28,7 @@ from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.ranking import search_terms
 from venom_mem_core.records import Memory, Provenance
+from venom_mem_core.search_options import COLUMN_WEIGHTS, NATURAL_WEIGHTS, RFC_WEIGHTS, Weights
 
 TS = "2026-11-09T10:00:00.000Z"
 EVERYTHING = MemoryFilter(access=Access(everything=True))
@@ -40,9 +41,11 @@ WORDS = [
 QUERY_EXTRAS = ["--", '"', '""', "Caroline's speech", "alpha alpha", "n1", "x-y-x", "zzz"]
 
 
-def scored(s: SqliteStore, tokens: Sequence[str], where: MemoryFilter) -> list[tuple[str, float]]:
+def scored(
+    s: SqliteStore, tokens: Sequence[str], where: MemoryFilter, weights: Weights = RFC_WEIGHTS
+) -> list[tuple[str, float]]:
     with s.read() as tx:
-        ranked = tx.rank_text_scored(tokens, where, 100)
+        ranked = tx.rank_text_scored(tokens, where, 100, weights)
         memories = [tx.get_memory(id_) for id_, _ in ranked]
     return [(m.content, score) for m, (_, score) in zip(memories, ranked, strict=True) if m]
 
@@ -112,10 +115,11 @@ def test_restricted_scores_are_the_builtin_bm25_on_the_readable_rows(
 ) -> None:
     rng = random.Random(query_mode)
     compared = 0
+    weights = COLUMN_WEIGHTS[query_mode]  # the owner's are the built-in bm25's
     for query in queries(rng, 60):
         tokens = search_terms(query, query_mode)
-        got = scored(pair.mixed, tokens, MemoryFilter(access=pair.access))
-        assert got == scored(pair.alone, tokens, EVERYTHING), query
+        got = scored(pair.mixed, tokens, MemoryFilter(access=pair.access), weights)
+        assert got == scored(pair.alone, tokens, EVERYTHING, weights), query
         compared += len(got)
     assert compared > 2000
 
@@ -224,7 +228,10 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqliteStore]:
     s.close()
 
 
-def test_readable_ranking_over_everything_is_the_builtin_bm25(whole: SqliteStore) -> None:
+@pytest.mark.parametrize("weights", [RFC_WEIGHTS, NATURAL_WEIGHTS])
+def test_readable_ranking_over_everything_is_the_builtin_bm25(
+    whole: SqliteStore, weights: Weights
+) -> None:
     """With every live row readable the statistics are the index's own, so rank_readable
     must give the built-in's rows, order and scores exactly."""
     rng = random.Random(17)
@@ -233,11 +240,11 @@ def test_readable_ranking_over_everything_is_the_builtin_bm25(whole: SqliteStore
         for query in queries(rng, 80):
             tokens = search_terms(query, "rfc")
             builtin = connection.execute(
-                "SELECT rowid, -bm25(memory_fts, 5.0, 1.0, 3.0) AS s FROM memory_fts"
+                "SELECT rowid, -bm25(memory_fts, ?, ?, ?) AS s FROM memory_fts"
                 " WHERE memory_fts MATCH ? ORDER BY -s, rowid DESC LIMIT 50",
-                (fts_match_expression(tokens),),
+                (*weights, fts_match_expression(tokens)),
             ).fetchall()
-            ours = bm25.rank_readable(connection, tokens, Predicate("1"), 50)
+            ours = bm25.rank_readable(connection, tokens, Predicate("1"), 50, weights=weights)
             assert ours == [(int(str(r)), float(str(s))) for r, s in builtin], query
 
 

@@ -22,6 +22,7 @@ import attrs
 from venom_mem_core.fts import K1, WEIGHTS, B, CorpusStats, Document, bm25, tokenize
 from venom_mem_core.fts import snippet as fts_snippet
 from venom_mem_core.records import Memory
+from venom_mem_core.search_options import Weights
 
 __all__ = [
     "K1",
@@ -97,24 +98,26 @@ def _count(positions: Sequence[Sequence[int]]) -> int:
     )
 
 
-def weighted_freq(phrase: Phrase, terms: dict[str, Sequence[Sequence[int]]]) -> float:
+def weighted_freq(
+    phrase: Phrase, terms: dict[str, Sequence[Sequence[int]]], weights: Weights = WEIGHTS
+) -> float:
     """The phrase's hits in one row, weighted by column; ``terms`` maps each term of the row
     that the query names to its (title, content, tags) positions."""
     if not phrase or any(term not in terms for term in phrase):
         return 0.0
     freq = 0.0
-    for column, weight in enumerate(WEIGHTS):
+    for column, weight in enumerate(weights):
         hits = _count([terms[term][column] for term in phrase])
         freq += weight * hits
     return freq
 
 
-def counted_freq(counts: Sequence[int] | None) -> float:
+def counted_freq(counts: Sequence[int] | None, weights: Weights = WEIGHTS) -> float:
     """A one-term phrase's weighted hits from its (title, content, tags) counts."""
     if counts is None:
         return 0.0
     freq = 0.0
-    for weight, hits in zip(WEIGHTS, counts, strict=True):
+    for weight, hits in zip(weights, counts, strict=True):
         freq += weight * hits
     return freq
 

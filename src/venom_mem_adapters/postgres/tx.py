@@ -33,6 +33,7 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter, SessionFilter, SpaceSummary, StoreCounts
 from venom_mem_core.records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
+from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
 from ..sqlite.rows import (
     CLIENT_COLUMNS,
@@ -159,7 +160,11 @@ class PgReadTx:
         return [id_ for id_, _ in self.rank_text_scored(tokens, where, limit)]
 
     def rank_text_scored(
-        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        tokens: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Weights = RFC_WEIGHTS,
     ) -> list[tuple[int, float]]:
         """BM25 over the caller's readable live rows (fts.py), the other filters narrowing
         the hits without changing the statistics, as the SQLite store ranks them.
@@ -177,7 +182,9 @@ class PgReadTx:
         passes = memory_predicate(attrs.evolve(where, include_deleted=False))
         positions = any(len(phrase) > 1 for phrase in wanted)
         if not positions:
-            scored = self._rank_in_sql(wanted, where, readable, passes, limit)
+            scored = self._rank_in_sql(
+                wanted, where, readable, passes, limit=limit, weights=weights
+            )
             self._remember([id_ for id_, _ in scored])
             return scored
         hits_sql = (
@@ -212,9 +219,11 @@ class PgReadTx:
         rows: list[fts.RowHits] = []
         for memory, (length, admitted, row_terms) in by_row.items():
             if positions:
-                freqs = tuple(fts.weighted_freq(phrase, row_terms) for phrase in wanted)
+                freqs = tuple(fts.weighted_freq(p, row_terms, weights) for p in wanted)
             else:
-                freqs = tuple(fts.counted_freq(row_terms.get(p[0])) if p else 0.0 for p in wanted)
+                freqs = tuple(
+                    fts.counted_freq(row_terms.get(p[0]), weights) if p else 0.0 for p in wanted
+                )
             for index, freq in enumerate(freqs):
                 if freq > 0:
                     hits[index] += 1
@@ -232,13 +241,24 @@ class PgReadTx:
         where: MemoryFilter,
         readable: Predicate,
         passes: Predicate,
+        *,
         limit: int,
+        weights: Weights,
     ) -> list[tuple[int, float]]:
         """BM25 in one statement when every phrase is one term (the usual query): the
         statistics, IDFs and scores in SQL, fts.score's operations in its order (float8
-        throughout, phrases summed in query order), only the best ``limit`` rows returned."""
+        throughout, phrases summed in query order), only the best ``limit`` rows returned.
+        A posting's ``freq`` is weighted by RFC-0020's column weights; other weights weigh its
+        column counts in fts5_aux.c's order (whole numbers, so both are exact)."""
         terms = [phrase[0] if phrase else "" for phrase in wanted]
         f8 = "::float8"
+        title_w, content_w, tags_w = (f"{float(w)!r}{f8}" for w in weights)
+        freq = (
+            "p.freq"
+            if tuple(weights) == fts.WEIGHTS
+            else f"({title_w} * cardinality(p.title) + {content_w} * cardinality(p.content)"
+            f" + {tags_w} * cardinality(p.tags))"
+        )
         k1, b = f"{fts.K1}{f8}", f"{fts.B}{f8}"
         if readable.sql == "TRUE":
             corpus = (
@@ -252,12 +272,13 @@ class PgReadTx:
             )
         if _only_live(where):
             # memory_fts_terms holds live rows only: no filter, so no join at all.
-            hits = "SELECT q.i, p.memory, p.length::float8 AS length, p.freq, TRUE AS admitted"
+            hits = f"SELECT q.i, p.memory, p.length::float8 AS length, {freq} AS freq,"
+            hits += " TRUE AS admitted"
             hits += " FROM q JOIN memory_fts_terms AS p ON p.term = q.term"
             hit_params: tuple[Any, ...] = ()
         else:
             hits = (
-                "SELECT q.i, p.memory, p.length::float8 AS length, p.freq,"
+                f"SELECT q.i, p.memory, p.length::float8 AS length, {freq} AS freq,"
                 f" ({passes.sql}) AS admitted FROM q JOIN memory_fts_terms AS p ON p.term = q.term"
                 f" JOIN memories AS m ON m.id = p.memory WHERE {readable.sql}"
             )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from venom_mem_core.fts import K1, WEIGHTS, B, CorpusStats
+from venom_mem_core.search_options import Weights
 
 from . import fts_index
 from .filters import Predicate
@@ -52,11 +53,13 @@ _PHRASE_FREQ = "venom_phrase_freq"
 IN_ROWS = "+memory_fts.rowid IN (SELECT m.id FROM memories AS m WHERE {})"
 
 
-def _phrase_freq(api: apsw.FTS5ExtensionApi, *_args: apsw.SQLiteValue) -> float:
+def _phrase_freq(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> float:
     """The weighted frequency of the query's first phrase in the current row, as fts5_aux.c's
-    bm25 adds it up: each column's weight times the phrase's occurrences there."""
+    bm25 adds it up: each column's weight (the three arguments) times the phrase's
+    occurrences there."""
+    weights = [float(str(weight)) for weight in args] if args else WEIGHTS
     freq = 0.0
-    for weight, offsets in zip(WEIGHTS, api.phrase_locations(0), strict=True):
+    for weight, offsets in zip(weights, api.phrase_locations(0), strict=True):
         freq += weight * len(offsets)
     return freq
 
@@ -68,15 +71,17 @@ def register(connection: apsw.Connection) -> None:
     fts_index.attach(connection)
 
 
-def phrase_by_api(connection: apsw.Connection, phrase: str) -> fts_index.PhrasePostings:
+def phrase_by_api(
+    connection: apsw.Connection, phrase: str, weights: Weights = WEIGHTS
+) -> fts_index.PhrasePostings:
     """:func:`fts_index.phrase_postings` through FTS5's extension API: one Python call per
     row the phrase matches. For the phrases fts_index can't read (and for the tests)."""
     import numpy as np
 
     found = connection.execute(
-        f"SELECT rowid, {_PHRASE_FREQ}(memory_fts) FROM memory_fts WHERE memory_fts MATCH ?"
-        " ORDER BY rowid",
-        (fts_match_expression([phrase]),),
+        f"SELECT rowid, {_PHRASE_FREQ}(memory_fts, ?, ?, ?) FROM memory_fts"
+        " WHERE memory_fts MATCH ? ORDER BY rowid",
+        (*map(float, weights), fts_match_expression([phrase])),
     ).fetchall()
     rowids = np.fromiter((int(str(r)) for r, _ in found), dtype=np.int64, count=len(found))
     freqs = np.fromiter((float(str(f)) for _, f in found), dtype=np.float64, count=len(found))
@@ -100,7 +105,9 @@ def rank_readable(
     phrases: Sequence[str],
     readable: Predicate,
     limit: int,
+    *,
     narrowed: Predicate | None = None,
+    weights: Weights = WEIGHTS,
 ) -> list[tuple[int, float]]:
     """The best ``limit`` readable live rows matching any of ``phrases`` (the quoted strings
     of the MATCH, in order), with bm25 over the readable corpus, best first.
@@ -110,7 +117,7 @@ def rank_readable(
     row matches when one of its phrases occurs in it, and each phrase's row count is the
     number of readable rows it occurs in. Scores are fts5_aux.c's, with the same operations on
     the same values (numpy's elementwise arithmetic is correctly rounded); ties go to the
-    highest rowid.
+    highest rowid. ``weights`` are bm25's column weights (the query mode's, docs/adr/0023).
     """
     import numpy as np  # only here: the store package stays free of numpy for the CLI
 
@@ -120,8 +127,8 @@ def rank_readable(
     postings: dict[str, fts_index.PhrasePostings] = {}
     for phrase in phrases:
         if phrase not in postings:
-            read = fts_index.phrase_postings(connection, phrase, WEIGHTS)
-            found = read if read is not None else phrase_by_api(connection, phrase)
+            read = fts_index.phrase_postings(connection, phrase, weights)
+            found = read if read is not None else phrase_by_api(connection, phrase, weights)
             _, inside = corpus.positions(found.rowids)
             postings[phrase] = fts_index.PhrasePostings(
                 rowids=found.rowids[inside], freqs=found.freqs[inside]

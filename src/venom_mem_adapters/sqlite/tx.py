@@ -33,6 +33,7 @@ from venom_mem_core.records import (
     SpaceDescription,
     Version,
 )
+from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
 from . import bm25
 from .errors import translated
@@ -72,7 +73,7 @@ _CONTEXT_ORDER = (
     " m.updated DESC, m.id DESC"
 )
 _SNIPPET = f"snippet(memory_fts, 1, '', '', '…', {fts.SNIPPET_TOKENS})"
-_BUILTIN_BM25 = "bm25(memory_fts, {}, {}, {})".format(*bm25.WEIGHTS)
+_BUILTIN_BM25 = "bm25(memory_fts, {!r}, {!r}, {!r})"  # the column weights, floats
 
 
 def _placeholders(count: int) -> str:
@@ -178,7 +179,11 @@ class SqliteReadTx:
         return [id_ for id_, _ in self.rank_text_scored(tokens, where, limit)]
 
     def rank_text_scored(
-        self, tokens: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        tokens: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Weights = RFC_WEIGHTS,
     ) -> list[tuple[int, float]]:
         """Filter, then rank; see bm25.py for why ranking has two forms.
 
@@ -198,12 +203,14 @@ class SqliteReadTx:
                     _clean(tokens),
                     readable,
                     limit,
-                    candidates if _narrows(where) else None,
+                    narrowed=candidates if _narrows(where) else None,
+                    weights=weights,
                 )
+        builtin = _BUILTIN_BM25.format(*map(float, weights))
         if _only_live(where):
             # memory_fts holds live rows only (the triggers see to it): no join needed.
             ranked = self._rows(
-                f"SELECT memory_fts.rowid, {_BUILTIN_BM25} AS score FROM memory_fts"
+                f"SELECT memory_fts.rowid, {builtin} AS score FROM memory_fts"
                 " WHERE memory_fts MATCH ? ORDER BY score, memory_fts.rowid DESC LIMIT ?",
                 (_match(tokens), limit),
             )
@@ -212,7 +219,7 @@ class SqliteReadTx:
             # (SQLite builds it once per statement, from memories_space when the filter names
             # spaces), so nothing outside it is joined, scored or sorted (docs/adr/0016).
             ranked = self._rows(
-                f"SELECT memory_fts.rowid, {_BUILTIN_BM25} AS score FROM memory_fts"
+                f"SELECT memory_fts.rowid, {builtin} AS score FROM memory_fts"
                 f" WHERE memory_fts MATCH ? AND {bm25.IN_ROWS.format(candidates.sql)}"
                 " ORDER BY score, memory_fts.rowid DESC LIMIT ?",
                 (_match(tokens), *candidates.params, limit),

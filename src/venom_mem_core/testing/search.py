@@ -10,7 +10,9 @@ import pytest
 from .. import fts
 from ..grants import Access
 from ..ports import MemoryFilter
+from ..ranking import search_terms
 from ..records import Grant, Principal
+from ..search_options import NATURAL_WEIGHTS, RFC_WEIGHTS
 from ..usecases.app import MemorySettings
 from .support import (
     Env,
@@ -223,6 +225,30 @@ class SearchContract(StoreFixtures):
         assert ids(natural["results"]) == ["m2", "m1"]
         assert natural["results"][0]["fts_rank"] == 1
         assert "speech" in natural["results"][0]["snippet"]
+
+    def test_natural_queries_rank_presence_over_shortness(self, env: Env) -> None:
+        """``natural`` ranks with NATURAL_WEIGHTS, bm25's weights x4, which is k1 0.3 for
+        1.2 (docs/adr/0023): the long turn with all three words beats the short one with
+        two, which the RFC's weights put first for being short."""
+        requires_fts5_ranking(env.app.store)
+        env.add("Caroline: speech?", space="a")
+        env.add("Caroline gave a speech at the school about her journey last week", space="a")
+        env.add("The school is closed today", space="a")
+        for n in range(6):
+            env.add(f"filler {n}", space="b")
+        query = "When did Caroline give a speech at a school?"
+        terms = search_terms(query, "natural")
+        readable = Access(spaces=frozenset({"a", "b"}))
+        with env.app.store.read() as tx:
+            for access in (Access(everything=True), readable):
+                for spaces in (None, frozenset({"a"})):
+                    where = MemoryFilter(access=access, spaces=spaces)
+                    rfc = tx.rank_text_scored(terms, where, 10, RFC_WEIGHTS)
+                    natural = tx.rank_text_scored(terms, where, 10, NATURAL_WEIGHTS)
+                    assert [i for i, _ in rfc] == [1, 2, 3]
+                    assert [i for i, _ in natural] == [2, 1, 3]
+                    assert tx.rank_text_scored(terms, where, 10) == rfc
+        assert search_ids(env.g1, query, query_mode="natural") == ["m2", "m1", "m3"]
 
     def test_natural_queries_split_words_at_punctuation(self, env: Env) -> None:
         env.add("Caroline went to a support group for transgender people.")

@@ -29,6 +29,7 @@ from ..ranking import (
     search_terms,
 )
 from ..records import Hit, Memory, Principal
+from ..search_options import COLUMN_WEIGHTS
 from ..shapes import hit_json, memory_id
 from .app import App
 from .sessions import check_session_readable, lineage
@@ -158,7 +159,8 @@ def search_memories(
         use_vectors = mode != "fts" and query_vector is not None and vectors is not None
         # Without a vector list, the first `limit` of the full-text list are the results.
         depth = LIST_DEPTH if use_vectors else limit
-        fts_hits = [] if mode == "vector" else tx.rank_text_scored(tokens, where, depth)
+        weights = COLUMN_WEIGHTS[query_mode]
+        fts_hits = [] if mode == "vector" else tx.rank_text_scored(tokens, where, depth, weights)
         fts_ids, fts_scores = [i for i, _ in fts_hits], dict(fts_hits)
         # Fusion is for two lists: one list alone is RRF over it, as section 5 scores it.
         how = fusion if use_vectors and mode != "vector" else "rrf"
