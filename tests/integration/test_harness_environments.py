@@ -408,7 +408,7 @@ def test_a_stopped_daemon_gives_timeouts_then_recovers(machine: Machine) -> None
                 assert time.monotonic() - began < 15
                 began = time.monotonic()
                 async with mcp_session(machine.codex_env(token), machine.root, exact=True) as new:
-                    assert time.monotonic() - began < 5  # initialize doesn't wait it out
+                    assert time.monotonic() - began < 8  # initialize doesn't wait it out
                     result = await call(new, "memory_dsearch", query="stop")
                     assert error_of(result)["code"] == "unavailable.daemon_timeout"
             finally:

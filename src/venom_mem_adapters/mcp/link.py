@@ -35,7 +35,8 @@ __all__ = [
 ]
 
 CLIENT_NAME = "venom-mem-mcp"
-EARLY_HELLO_TIMEOUT_S = 1.0  # initialize must not wait long on a daemon that is stuck
+EARLY_HELLO_TIMEOUT_S = 3.0  # initialize must not wait long on a daemon that is stuck, but a
+# loaded machine answers hello in over a second; harnesses wait 10 s or more for initialize
 _RETRY_FIX = (
     "call again on purpose: memory.add, and session.start with harness_session, are safe to "
     "repeat; memory.update is protected by revision"
