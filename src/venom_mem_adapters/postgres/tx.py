@@ -329,7 +329,9 @@ class PgReadTx:
     def list_memories(self, where: MemoryFilter, after: int | None, limit: int) -> list[Memory]:
         predicate = memory_predicate(where)
         if after is not None:
-            predicate = Predicate.all_of([predicate, Predicate("m.id < %s", (after,))])
+            predicate = Predicate.all_of(
+                [predicate, Predicate("m.id < %s", (after,))], empty="TRUE"
+            )
         rows = self._rows(
             f"SELECT {_MEMORY} FROM memories AS m WHERE {predicate.sql}"
             " ORDER BY m.id DESC LIMIT %s",
@@ -415,7 +417,9 @@ class PgReadTx:
     def list_sessions(self, where: SessionFilter, after: int | None, limit: int) -> list[Session]:
         predicate = session_predicate(where)
         if after is not None:
-            predicate = Predicate.all_of([predicate, Predicate("s.id < %s", (after,))])
+            predicate = Predicate.all_of(
+                [predicate, Predicate("s.id < %s", (after,))], empty="TRUE"
+            )
         rows = self._rows(
             f"SELECT {_SESSION} FROM sessions AS s WHERE {predicate.sql}"
             " ORDER BY s.id DESC LIMIT %s",

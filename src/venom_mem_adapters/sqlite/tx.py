@@ -241,7 +241,7 @@ class SqliteReadTx:
     def list_memories(self, where: MemoryFilter, after: int | None, limit: int) -> list[Memory]:
         predicate = memory_predicate(where)
         if after is not None:
-            predicate = Predicate.all_of([predicate, Predicate("m.id < ?", (after,))])
+            predicate = Predicate.all_of([predicate, Predicate("m.id < ?", (after,))], empty="1")
         rows = self._rows(
             f"SELECT {_MEMORY} FROM memories AS m WHERE {predicate.sql} ORDER BY m.id DESC LIMIT ?",
             (*predicate.params, limit),
@@ -326,7 +326,7 @@ class SqliteReadTx:
     def list_sessions(self, where: SessionFilter, after: int | None, limit: int) -> list[Session]:
         predicate = session_predicate(where)
         if after is not None:
-            predicate = Predicate.all_of([predicate, Predicate("s.id < ?", (after,))])
+            predicate = Predicate.all_of([predicate, Predicate("s.id < ?", (after,))], empty="1")
         rows = self._rows(
             f"SELECT {_SESSION} FROM sessions AS s WHERE {predicate.sql}"
             " ORDER BY s.id DESC LIMIT ?",
