@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["PgVectorRows", "PgVectors"]
 
 Connection = psycopg.Connection[tuple[Any, ...]]
-_PAGE = 4096  # rows per page of the load: about 12 MB of 768-dimension vectors
+_PAGE = 16384  # rows per page: about 50 MB of 768-dimension vectors (2-3 s at 100k here)
 _PENDING = (
     "m.deleted IS NULL AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v WHERE v.memory = m.id)"
 )
