@@ -2,7 +2,8 @@
 
 (a) **numpy**: the daemon's own :class:`VectorIndex` (filter mask, one matrix-vector product,
 exact top 10), loaded from the vectors as a PostgreSQL store would keep them (``bytea``, read
-back with one SELECT), so its load time is what a daemon's start on that store would pay.
+back with one SELECT, in the text and in the binary format), so its load time is what a
+daemon's start on that store would pay.
 (b) **pgvector**: a ``vector(768)`` column scanned without a vector index, ``ORDER BY
 embedding <=> $1 LIMIT 10`` (cosine distance), one statement per query over the unix socket;
 the caller reading 2 of 20 spaces adds ``WHERE space = ANY($2)`` (a btree index on space).
@@ -80,12 +81,13 @@ def copy_rows(
     return time.perf_counter() - began
 
 
-def load_index(connection: Any, dims: int) -> tuple[Any, float]:
-    """The daemon's start on a PostgreSQL store: read every vector, build the index."""
+def load_index(connection: Any, dims: int, *, binary: bool) -> tuple[Any, float]:
+    """The daemon's start on a PostgreSQL store: read every vector, build the index.
+    ``binary``: the rows come in PostgreSQL's binary format (bytea as is, not as hex text)."""
     from venom_mem_adapters.embeddings.vector_index import VectorIndex
 
     began = time.perf_counter()
-    with connection.cursor() as cursor:
+    with connection.cursor(binary=binary) as cursor:
         cursor.execute("SELECT id, space, vector FROM vecs_bytea ORDER BY id")
         rows = cursor.fetchall()
     count = len(rows)
@@ -166,7 +168,8 @@ def main() -> int:
             ).fetchone()
             assert sizes is not None
             connection.execute("SELECT count(*) FROM vecs").fetchone()  # warm shared_buffers
-            index, load_s = load_index(connection, args.dims)
+            _, load_text_s = load_index(connection, args.dims, binary=False)
+            index, load_s = load_index(connection, args.dims, binary=True)
 
             where_all = MemoryFilter(access=Access(everything=True))
             where_two = MemoryFilter(access=Access(spaces=frozenset(READER_SPACES)))
@@ -222,7 +225,8 @@ def main() -> int:
         print(f"{label:<44} p50 {p50:8.2f} ms   p95 {p95:8.2f} ms")
     print(f"{'load: COPY into vector(768)':<44} {copy_vector_s:8.2f} s")
     print(f"{'load: COPY into bytea':<44} {copy_bytea_s:8.2f} s")
-    print(f"{'load: numpy index from bytea (daemon start)':<44} {load_s:8.2f} s")
+    print(f"{'load: numpy index from bytea, text format':<44} {load_text_s:8.2f} s")
+    print(f"{'load: numpy index from bytea, binary (start)':<44} {load_s:8.2f} s")
     mib = 1024 * 1024
     print(f"{'memory: numpy matrix (daemon RSS)':<44} {index.nbytes / mib:8.1f} MiB")
     print(f"{'memory: vector(768) table + indexes':<44} {sizes[0] / mib:8.1f} MiB (server)")
