@@ -17,7 +17,7 @@ size's adds are the fts store's alone. A store that refuses embeddings is report
 run goes on. There are no floors yet; the figures are printed beside SQLite's.
 
 Run: ``.venv/bin/python bench/bench_postgres.py [--sizes 10000,100000] [--no-hybrid]``
-(10k: a few minutes; 100k: about an hour on 2 cores).
+(10k: a few minutes; 10k and 100k: about half an hour on 2 cores).
 """
 
 from __future__ import annotations
