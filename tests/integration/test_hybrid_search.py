@@ -97,7 +97,7 @@ class Lib:
         call = functools.partial(
             LocalClient(self.app, who).call,
             "memory.search",
-            {"query": QUERY, "fusion": "rrf", **params},
+            {k: v for k, v in {"query": QUERY, "fusion": "rrf", **params}.items() if v is not None},
         )
         return await anyio.to_thread.run_sync(call)
 

@@ -110,6 +110,22 @@ def test_ids_arrive_parsed() -> None:
     assert issue.grants == (Grant(right="read", scope="*"),)  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(
+    ("value", "number"), [("m1", 1), ("m42", 42), ("m" + "9" * 18, 10**18 - 1)]
+)
+def test_an_id_is_parsed_once_into_its_number(value: str, number: int) -> None:
+    assert structure_command("memory.get", {"id": value}).id == number  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "value", ["", "m", "m0", "m01", "x1", "s1", "m-1", "m1a", "m\u0661", "m" + "1" * 20, 12]
+)
+def test_a_malformed_id_is_refused_by_the_converter_too(value: object) -> None:
+    with pytest.raises(VenomError) as raised:
+        structure_command("memory.get", {"id": value})
+    assert (raised.value.code, raised.value.data["param"]) == ("invalid_params.type", "id")
+
+
 # Params that reach the converter unchecked: it refuses them itself, never guessing.
 UNCHECKED = [
     ("memory.add", {"space": "user"}, "missing", "content"),
