@@ -6,8 +6,9 @@ server (tests/support/postgres_server.py: a unix socket on this machine, fsync o
 figures are the store's work rather than a disk's or a network's). The same memories are
 added to both through a held socket connection (add p50 over the last 1,000 adds), then the
 same queries are searched (fts, owner and a client that reads 2 of 20 spaces: search p50).
-Hybrid search is not measured: the PostgreSQL store serves no embeddings yet (the ADR says
-why). There are no floors yet; the figures are printed beside SQLite's.
+Hybrid search is not measured by this script (the PostgreSQL store serves embeddings through
+the daemon's numpy index, as SQLite does: docs/adr/0028). There are no floors yet; the figures
+are printed beside SQLite's.
 
 Run: ``.venv/bin/python bench/bench_postgres.py [--sizes 10000,100000]`` (10k: a few minutes).
 """

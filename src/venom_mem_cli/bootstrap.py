@@ -27,6 +27,7 @@ import anyio
 from venom_mem_core.errors import VenomError
 
 if TYPE_CHECKING:
+    from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
     from venom_mem_core.config import Config
     from venom_mem_core.ports import Clock, Store
@@ -189,12 +190,21 @@ def _serve_locked(
         bridge: Any = None
         try:
             paths = DaemonPaths(socket=sock, store=store_path, config=config_path)
-            daemon = build_daemon(store, config, paths, on_demand=on_demand)
-            if config.store.url:  # other daemons' writes reach this log (docs/adr/0028)
+            events = None
+            if config.store.url:
+                # Other daemons' writes reach this log (docs/adr/0028). Listening before the
+                # embeddings index loads: a write after the load's snapshot is relayed.
+                from venom_mem_adapters.daemon.event_log import EventLog
                 from venom_mem_adapters.postgres.notify import EventBridge
+                from venom_mem_core.clock import SystemClock
 
-                bridge = EventBridge(config.store.url, daemon.events)
+                events = EventLog(SystemClock())
+                bridge = EventBridge(config.store.url, events)
                 bridge.start()
+            daemon = build_daemon(store, config, paths, on_demand=on_demand, events=events)
+            if bridge is not None and daemon.embeddings is not None:
+                # Relayed events missed while the listener was away: reload from the store.
+                bridge.after_relisten(daemon.embeddings.reload)
             shown = getattr(store, "url", store_path)  # a PostgreSQL store's public URL
             ready = (
                 f"venom-mem {venom_mem_core.__version__}: ready on {sock} (pid {os.getpid()}, "
@@ -231,12 +241,6 @@ def _open_store(config: Any, store_path: Path) -> Any:
         from venom_mem_adapters.sqlite import SqliteStore
 
         return SqliteStore.open(store_path)
-    if config.embeddings.provider != "off":
-        raise VenomError(
-            "unsupported.store_embeddings",
-            "embeddings are not served from a PostgreSQL store yet (docs/adr/0028)",
-            {"fix": 'set embeddings.provider = "off" in config.zon, or use a SQLite store'},
-        )
     try:
         from venom_mem_adapters.postgres import PostgresStore
     except ImportError:
@@ -255,6 +259,7 @@ def build_daemon(
     *,
     on_demand: bool,
     clock: Clock | None = None,
+    events: EventLog | None = None,
 ) -> Daemon:
     """The daemon ``serve`` runs on an open store (the caller holds the store lock, serves
     the daemon, then calls its ``close`` and closes the store).
@@ -262,7 +267,8 @@ def build_daemon(
     Its app, with embeddings when the config turns them on (the service's index loaded and
     its vectors of other models dropped; ``daemon.embeddings`` runs its worker); the sweep of
     expired tombstones and of a purge's text left in the WAL, before anyone can read
-    (RFC-0020 section 2); the operations verbs' state, started.
+    (RFC-0020 section 2); the operations verbs' state, started. ``events``: the log to use,
+    when the caller already relays other daemons' events into it (a PostgreSQL store).
     """
     from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon.ops import Ops
@@ -272,7 +278,7 @@ def build_daemon(
     from venom_mem_core.usecases.memories import sweep_tombstones
 
     clock = clock or SystemClock()
-    events = EventLog(clock)
+    events = EventLog(clock) if events is None else events
     embedder = None
     if config.embeddings.provider != "off":
         # numpy and httpx load only when embeddings are on: cold start stays small.
@@ -293,12 +299,10 @@ def build_daemon(
     service = None
     if embedder is not None:
         from venom_mem_adapters.embeddings.service import EmbeddingService
-        from venom_mem_adapters.sqlite import SqliteStore
+        from venom_mem_adapters.embeddings.vector_rows import HasVectorRows
 
-        if not isinstance(store, SqliteStore):  # _open_store refuses this before opening
-            raise VenomError(
-                "unsupported.store_embeddings", "the vector index lives in a SQLite store"
-            )
+        if not isinstance(store, HasVectorRows):
+            raise VenomError("failed.internal", "this store serves no embeddings")
         service = EmbeddingService(app=app, store=store, config=config.embeddings, events=events)
         service.start()  # drops other models' vectors, loads the matrix
     ops = Ops(store_path=paths.store, store=store, events=events)

@@ -32,6 +32,7 @@ class EventLog:
         self._listeners: list[Callable[[], None]] = []
         # Seqs of events another daemon wrote, relayed here (docs/adr/0028), newest last.
         self._relayed: deque[int] = deque(maxlen=retention)
+        self._relayed_set: set[int] = set()  # the same seqs: is_relayed runs per event
 
     def emit(
         self, type: str, resource: str, data: dict[str, Any], *, relayed: bool = False
@@ -41,7 +42,10 @@ class EventLog:
         with self._lock:
             self._seq += 1
             if relayed:
+                if len(self._relayed) == self._relayed.maxlen:
+                    self._relayed_set.discard(self._relayed[0])  # about to fall off
                 self._relayed.append(self._seq)
+                self._relayed_set.add(self._seq)
             self._events.append(
                 {
                     "seq": self._seq,
@@ -68,7 +72,7 @@ class EventLog:
 
     def is_relayed(self, seq: int) -> bool:
         with self._lock:
-            return seq in self._relayed
+            return seq in self._relayed_set
 
     @property
     def last_seq(self) -> int:

@@ -18,6 +18,20 @@ with the store (docs/adr/0007):
 * Both paths take one upkeep lock, so a re-read never interleaves with the worker's
   transaction.
 
+On a store several daemons share (PostgreSQL, docs/adr/0028) the other daemons' events are
+relayed into the log (postgres/notify.py), and their vectors are written by their own
+workers, which no event announces. So an event the log marks relayed is handled as one whose
+vector may have changed anywhere: ``memory.added``, ``memory.updated`` and
+``memory.restored`` replace the row with what the store holds now (or drop it), wake the
+worker, and put the memory on an *awaiting* list; the worker's next look for pending
+memories settles every awaiting memory in the same snapshot (its vector stored by another
+daemon: indexed; still pending: embedded here; gone: forgotten), so a vector another daemon
+stores after the relay is never missed. :meth:`EmbeddingService.reload` reloads the whole
+index, for when relayed events may have been lost (the listener reconnected).
+
+The service reads and writes ``memory_vectors`` only through the store's
+:class:`~.vector_rows.VectorRowStore` (``store.vector_rows()``), one code path for every store.
+
 The index is the app's vector search (``app.vectors``), so the core's memory.search is hybrid
 and memory.get's ``embedding`` says whether the memory has a row; the use case embeds the
 query itself, through ``app.embedder`` (docs/adr/0026).
@@ -32,18 +46,15 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
-import apsw
 import attrs
 
 from venom_mem_core.config import EmbeddingsConfig, is_loopback_url
 from venom_mem_core.ports import Embedder
 from venom_mem_core.usecases.app import App
 
-from ..sqlite import vectors
-from ..sqlite.store import SqliteStore
-from ..sqlite.tx import SqliteReadTx
 from .http_embedder import HttpEmbedder
 from .vector_index import RowMeta, VectorIndex
+from .vector_rows import HasVectorRows, MemoryFacets, PendingText
 from .worker import Backoff, EmbeddingWorker
 
 if TYPE_CHECKING:
@@ -54,6 +65,8 @@ __all__ = ["EmbeddingService", "EventFeed", "embedder_from_config"]
 log = logging.getLogger("venom_mem.embeddings")
 
 PENDING_WARN_AFTER = timedelta(hours=1)
+# Another daemon's events that may mean its worker stores (or has stored) a vector.
+_TEXT_EVENTS = frozenset({"memory.added", "memory.updated", "memory.restored"})
 # Spare rows allocated at load beyond the live memories (untouched, so not resident).
 _SPARE_FRACTION = 0.125
 _MIN_SPARE = 1024
@@ -65,6 +78,8 @@ class EventFeed(Protocol):
     def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]: ...
 
     def after(self, seq: int) -> list[dict[str, Any]]: ...
+
+    def is_relayed(self, seq: int) -> bool: ...
 
     @property
     def last_seq(self) -> int: ...
@@ -82,12 +97,7 @@ def embedder_from_config(config: EmbeddingsConfig) -> HttpEmbedder | None:
     )
 
 
-def _connection(tx: SqliteReadTx) -> apsw.Connection:
-    """The apsw connection under a store transaction."""
-    return tx.connection
-
-
-def _meta(facets: vectors.MemoryFacets) -> RowMeta:
+def _meta(facets: MemoryFacets) -> RowMeta:
     return RowMeta(
         space=facets.space,
         author=facets.author,
@@ -111,7 +121,7 @@ class EmbeddingService:
         self,
         *,
         app: App,
-        store: SqliteStore,
+        store: HasVectorRows,
         config: EmbeddingsConfig,
         events: EventFeed | None = None,
         backoff: Backoff | None = None,
@@ -122,7 +132,7 @@ class EmbeddingService:
         if embedder.model != config.model or embedder.dimensions != config.dimensions:
             raise ValueError("app.embedder does not match the embeddings config")
         self._app = app
-        self._store = store
+        self._rows = store.vector_rows()
         self._config = config
         self._events = events
         self._embedder = embedder
@@ -141,6 +151,9 @@ class EmbeddingService:
         self._seen = 0
         self._unsubscribe: Callable[[], None] | None = None
         self._stale: set[int] = set()  # rows whose refresh failed; the worker retries them
+        # Memories another daemon wrote whose vector may yet be stored by any daemon: the
+        # worker's next look for pending memories settles them (the module docstring).
+        self._awaiting: set[int] = set()
         self._started: float | None = None
         self.dropped_at_start = 0
         self.bad_vectors = 0
@@ -163,30 +176,45 @@ class EmbeddingService:
             if self._events is not None:
                 self._seen = self._events.last_seq
                 self._unsubscribe = self._events.subscribe(self._on_events)
-            with self._store.read() as tx:
-                rows = vectors.load_vectors(
-                    _connection(tx),
-                    model,
-                    dimensions,
-                    spare_fraction=_SPARE_FRACTION,
-                    min_spare=_MIN_SPARE,
-                )
-            self.index.load(
-                rows.ids,
-                rows.matrix,
-                spaces=rows.spaces,
-                authors=rows.authors,
-                kinds=rows.kinds,
-                tags=rows.tags,
-                sessions=rows.sessions,
-            )
-            if rows.stale:
-                with self._store.write() as tx:
-                    self.dropped_at_start = vectors.delete_stale_vectors(
-                        _connection(tx), model, dimensions
-                    )
+            stale = self._load()
+            if stale:
+                with self._rows.write() as writes:
+                    self.dropped_at_start = writes.delete_stale_vectors(model, dimensions)
                 log.info("deleted %d vectors of another model", self.dropped_at_start)
         self._started = time.time()
+
+    def reload(self) -> None:
+        """Blocking: replace the whole index with the store's vectors, in one snapshot.
+
+        For a store several daemons share, when relayed events may have been lost (the
+        event listener lost the database and is back): whatever they said, the store has.
+        """
+        with self._upkeep:
+            self._load()
+            self._awaiting.clear()
+            self._stale.clear()
+        self.worker.notify()  # a memory whose event was lost may be pending
+
+    def _load(self) -> int:
+        """Load the index from one snapshot; returns how many vectors are of another model.
+        Holds the upkeep lock."""
+        with self._rows.read() as reads:
+            rows = reads.load_vectors(
+                self._config.model,
+                self._config.dimensions,
+                spare_fraction=_SPARE_FRACTION,
+                min_spare=_MIN_SPARE,
+            )
+        self.index.load(
+            rows.ids,
+            rows.matrix,
+            spaces=rows.spaces,
+            authors=rows.authors,
+            kinds=rows.kinds,
+            tags=rows.tags,
+            sessions=rows.sessions,
+        )
+        return len(rows.stale)
 
     async def run(self) -> None:
         """The background worker, until cancelled or :meth:`close`."""
@@ -236,12 +264,19 @@ class EmbeddingService:
                 if batch:
                     self._seen = int(batch[-1]["seq"])
                 refresh: set[int] = set()
+                replace: set[int] = set()  # another daemon's: its vector may be anything now
                 for event in batch:
                     kind, data = event.get("type"), event.get("data") or {}
                     number = _memory_number(data.get("memory"))
+                    relayed = self._events.is_relayed(int(event["seq"]))
                     if kind in ("memory.deleted", "memory.purged") and number is not None:
                         self.index.remove(number)
                         refresh.discard(number)
+                        replace.discard(number)
+                        self._awaiting.discard(number)
+                    elif relayed and number is not None and kind in _TEXT_EVENTS:
+                        replace.add(number)
+                        wake = True
                     elif kind == "memory.updated" and number is not None:
                         refresh.add(number)
                         wake = True
@@ -252,23 +287,28 @@ class EmbeddingService:
                         if isinstance(session, str) and session[1:].isdigit():
                             self.index.clear_session(int(session[1:]))
                 if refresh:
-                    self._refresh(refresh)
+                    self._refresh(refresh - replace)
+                if replace:
+                    self._refresh(replace, replace=True)
+                    # Those with no vector yet: whichever daemon embeds them, we index it.
+                    self._awaiting |= {n for n in replace if n not in self.index}
         except Exception:  # the write has committed; its answer must not fail because of us
             log.exception("keeping the vector index in step failed")
         if wake:
             self.worker.notify()
 
-    def _refresh(self, numbers: set[int]) -> None:
-        """Make the index rows of these memories match the store. Holds the upkeep lock."""
+    def _refresh(self, numbers: set[int], *, replace: bool = False) -> None:
+        """Make the index rows of these memories match the store. Holds the upkeep lock.
+
+        A memory's own change (its text changed, so its vector was deleted, or only its
+        facets did) needs no copy of the vector; ``replace`` copies it too, for a memory
+        another daemon wrote, whose stored vector may be newer than the row."""
+        if not numbers:
+            return
+        model, dimensions = self._config.model, self._config.dimensions
         try:
-            with self._store.read() as tx:
-                connection = _connection(tx)
-                found = {
-                    n: vectors.stored_vector(
-                        connection, n, self._config.model, self._config.dimensions
-                    )
-                    for n in numbers
-                }
+            with self._rows.read() as reads:
+                found = {n: reads.stored_vector(n, model, dimensions) for n in numbers}
         except Exception:
             # Safe side: no row rather than a stale one; the worker's next round retries.
             log.exception("re-reading memories for the vector index failed")
@@ -280,7 +320,7 @@ class EmbeddingService:
         for number, stored in found.items():
             if stored is None:
                 self.index.remove(number)
-            elif not self.index.update_meta(number, _meta(stored.facets)):
+            elif replace or not self.index.update_meta(number, _meta(stored.facets)):
                 self.index.upsert(number, stored.vector, _meta(stored.facets))
 
     def _resync(self) -> None:
@@ -290,22 +330,35 @@ class EmbeddingService:
                 numbers, self._stale = self._stale, set()
                 self._refresh(numbers)
 
-    def _fetch_pending(self, limit: int) -> list[vectors.PendingText]:
-        with self._store.read() as tx:
-            return vectors.pending_memories(_connection(tx), limit=limit)
+    def _fetch_pending(self, limit: int) -> list[PendingText]:
+        """The worker's next batch; settles the awaiting memories in the same snapshot."""
+        if not self._awaiting:  # without the lock: a stale look only delays to the next round
+            with self._rows.read() as reads:
+                return reads.pending_memories(limit=limit)
+        model, dimensions = self._config.model, self._config.dimensions
+        with self._upkeep:
+            with self._rows.read() as reads:
+                pending = reads.pending_memories(limit=limit)
+                awaiting = {n: reads.stored_vector(n, model, dimensions) for n in self._awaiting}
+            batch = {p.id for p in pending}
+            for number, stored in awaiting.items():
+                if stored is not None:  # stored by another daemon (or by us): index it
+                    self.index.upsert(number, stored.vector, _meta(stored.facets))
+                    self._awaiting.discard(number)
+                elif number not in batch and len(pending) < limit:
+                    # Every pending memory is in this batch: this one is gone or deleted.
+                    self._awaiting.discard(number)
+            return pending
 
-    def _store_vectors(self, items: Sequence[tuple[vectors.PendingText, Sequence[float]]]) -> int:
+    def _store_vectors(self, items: Sequence[tuple[PendingText, Sequence[float]]]) -> int:
         """Write a batch's vectors and index them, in one write transaction."""
         added: list[int] = []
         with self._upkeep:
             try:
-                with self._store.write() as tx:
-                    connection = _connection(tx)
+                with self._rows.write() as writes:
                     for pending, vector in items:
                         try:
-                            stored = vectors.upsert_vector(
-                                connection, pending, self._config.model, vector
-                            )
+                            stored = writes.upsert_vector(pending, self._config.model, vector)
                         except ValueError:
                             self.bad_vectors += 1
                             log.warning("m%d: the provider returned a zero vector", pending.id)
@@ -313,6 +366,7 @@ class EmbeddingService:
                         if stored is not None:
                             self.index.upsert(pending.id, stored.vector, _meta(stored.facets))
                             added.append(pending.id)
+                self._awaiting.difference_update(added)
             except BaseException:
                 for number in added:  # rolled back: the rows must go too
                     self.index.remove(number)
@@ -348,10 +402,9 @@ class EmbeddingService:
 
     def status(self) -> dict[str, Any]:
         """Blocking: counts from the store and the worker's state, for diagnostics."""
-        with self._store.read() as tx:
-            connection = _connection(tx)
-            pending = vectors.count_pending(connection)
-            stored = vectors.count_vectors(connection)
+        with self._rows.read() as reads:
+            pending = reads.count_pending()
+            stored = reads.count_vectors()
         state = self.worker.state
         return {
             "model": self._config.model,

@@ -36,8 +36,8 @@ from venom_mem_core.embedding_text import embedding_input
 from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import Embedder
 
-from ..sqlite.vectors import PendingText
 from .http_embedder import EmbeddingError
+from .vector_rows import PendingText
 
 __all__ = ["BATCH_SIZE", "Backoff", "EmbeddingWorker", "WorkerState", "in_daemon_thread"]
 

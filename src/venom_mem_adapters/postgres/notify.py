@@ -10,8 +10,12 @@ the embeddings index, which follows the log, hears of changes made elsewhere.
 
 Events carry IDs, never text (RFC-0020 section 10), so a payload is far below NOTIFY's 8000
 bytes. Delivery is at most once, as for the in-memory log itself: a daemon that is down or
-reconnecting misses what was sent meanwhile, and the store remains the record. The channel is
-named after the store's key (its public URL), so stores in one database never mix.
+reconnecting misses what was sent meanwhile, and the store remains the record. What follows
+the log to keep state in step (the embeddings index) registers with :meth:`EventBridge.
+after_relisten`: it is called each time the listener is back after losing the database, once
+LISTEN is on again, so a reload from the store then misses nothing in between. A publish that
+fails is sent again once on a new connection. The channel is named after the store's key (its
+public URL), so stores in one database never mix.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import psycopg
@@ -70,6 +75,12 @@ class EventBridge:
         self._publisher: psycopg.Connection[Any] | None = None
         self._thread = threading.Thread(target=self._listen, name="venom-mem-notify", daemon=True)
         self._unsubscribe: Any = None
+        self._relisten: list[Callable[[], None]] = []
+
+    def after_relisten(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` in the listening thread each time LISTEN is on again after the
+        connection was lost (not the first time): events sent meanwhile were missed."""
+        self._relisten.append(callback)
 
     def start(self, timeout_s: float = 10.0) -> None:
         """Connect, start listening, and follow the local log; waits until LISTEN is on."""
@@ -94,15 +105,18 @@ class EventBridge:
                     "resource": event["resource"],
                     "data": event["data"],
                 }
-                try:
-                    assert self._publisher is not None
-                    self._publisher.execute(
-                        "SELECT pg_notify(%s, %s)",
-                        (self._channel, json.dumps(payload, separators=(",", ":"))),
-                    )
-                except psycopg.Error as exc:  # the write is committed; only its echo is lost
-                    log.warning("could not publish %s to other daemons: %s", event["type"], exc)
-                    self._reconnect_publisher()
+                text = json.dumps(payload, separators=(",", ":"))
+                for attempt in (1, 2):  # once more on a new connection
+                    try:
+                        assert self._publisher is not None
+                        self._publisher.execute("SELECT pg_notify(%s, %s)", (self._channel, text))
+                        break
+                    except psycopg.Error as exc:  # the write is committed; only its echo is lost
+                        if attempt == 2:
+                            log.warning(
+                                "could not publish %s to other daemons: %s", event["type"], exc
+                            )
+                        self._reconnect_publisher()
 
     def _reconnect_publisher(self) -> None:
         try:
@@ -113,11 +127,15 @@ class EventBridge:
             log.warning("could not reconnect the event publisher: %s", exc)
 
     def _listen(self) -> None:
+        lost = False
         while not self._stop.is_set():
             try:
                 with psycopg.connect(self._url, autocommit=True) as connection:
                     connection.execute(f'LISTEN "{self._channel}"')
                     self._ready.set()
+                    if lost:
+                        lost = False
+                        self._relistened()
                     while not self._stop.is_set():
                         for note in connection.notifies(timeout=0.5):
                             self._relay(note.payload)
@@ -125,8 +143,16 @@ class EventBridge:
                 if self._stop.is_set():
                     return
                 log.warning("event listener lost the store (%s); reconnecting", exc)
+                lost = True
                 self._ready.set()
                 time.sleep(_RECONNECT_S)
+
+    def _relistened(self) -> None:
+        for callback in list(self._relisten):
+            try:
+                callback()
+            except Exception:  # one follower's failure must not stop the relay
+                log.exception("catching up after the event listener reconnected failed")
 
     def _relay(self, payload: str) -> None:
         try:

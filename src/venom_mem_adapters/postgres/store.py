@@ -30,6 +30,9 @@ from .errors import translated
 from .migrations import DEFAULT_MIGRATIONS, Migration, migrate
 from .tx import PgReadTx, PgWriteTx
 
+if TYPE_CHECKING:
+    from .vectors import PgVectorRows
+
 __all__ = ["PostgresStore"]
 
 log = logging.getLogger("venom_mem.store")
@@ -139,6 +142,12 @@ class PostgresStore:
                 "SELECT value FROM meta WHERE key = 'clients_version'"
             ).fetchone()  # one statement, one round trip: it runs before every token's request
         return str(row[0]) if row else "0"
+
+    def vector_rows(self) -> PgVectorRows:
+        """``memory_vectors`` for the embedding service (embeddings/vector_rows.py)."""
+        from .vectors import PgVectorRows  # numpy: only when embeddings are on
+
+        return PgVectorRows(self)
 
     # -- maintenance ---------------------------------------------------------------------
 

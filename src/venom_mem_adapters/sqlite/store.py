@@ -39,6 +39,9 @@ from .paths import (
 )
 from .tx import SqliteReadTx, SqliteWriteTx
 
+if TYPE_CHECKING:
+    from .vectors import SqliteVectorRows
+
 __all__ = ["SqliteStore"]
 
 log = logging.getLogger("venom_mem.store")
@@ -179,6 +182,12 @@ class SqliteStore:
                     yield SqliteWriteTx(self._writer, self._name)
             finally:
                 self._writing_thread = None
+
+    def vector_rows(self) -> SqliteVectorRows:
+        """``memory_vectors`` for the embedding service (embeddings/vector_rows.py)."""
+        from .vectors import SqliteVectorRows  # numpy: only when embeddings are on
+
+        return SqliteVectorRows(self)
 
     # -- maintenance ---------------------------------------------------------------------
 

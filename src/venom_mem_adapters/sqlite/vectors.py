@@ -1,5 +1,6 @@
-"""The ``memory_vectors`` table: encoding, the pending set, and the statements the embedding
-service runs (RFC-0020 sections 5 and 6).
+"""The ``memory_vectors`` table on SQLite: the pending set and the statements the embedding
+service runs (RFC-0020 sections 5 and 6), and :class:`SqliteVectorRows`, the service's port
+(embeddings/vector_rows.py, which holds the records and the encoding) over them.
 
 A vector is stored little-endian float32, normalized to length 1, with its model's name. A
 memory is *pending* when it is live, a provider is on, and it has no row here. The schema's
@@ -15,20 +16,35 @@ translate apsw errors like the rest of the store (:func:`translated`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import apsw
-import attrs
 import numpy as np
 import numpy.typing as npt
 
+from ..embeddings.vector_rows import (
+    EMBEDDING_DTYPE,
+    MemoryFacets,
+    PendingText,
+    StoredVector,
+    VectorRows,
+    decode_vector,
+    encode_vector,
+    unit_vector,
+)
 from .errors import translated
+
+if TYPE_CHECKING:
+    from ..embeddings.vector_rows import VectorRowStore
+    from .store import SqliteStore
 
 __all__ = [
     "EMBEDDING_DTYPE",
     "MemoryFacets",
     "PendingText",
+    "SqliteVectorRows",
     "StoredVector",
     "VectorRows",
     "count_pending",
@@ -45,80 +61,9 @@ __all__ = [
     "upsert_vector",
 ]
 
-EMBEDDING_DTYPE = np.dtype("<f4")
-
 _PENDING = (
     "m.deleted IS NULL AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v WHERE v.memory = m.id)"
 )
-
-
-def unit_vector(vector: Sequence[float] | npt.NDArray[Any]) -> npt.NDArray[np.float64]:
-    """``vector`` scaled to length 1, in float64. A zero or non-finite vector is ValueError."""
-    array = np.asarray(vector, dtype=np.float64).reshape(-1)
-    norm = float(np.linalg.norm(array))
-    if not np.isfinite(norm) or norm == 0.0:
-        raise ValueError("a vector must be finite and nonzero to normalize")
-    return array / norm
-
-
-def encode_vector(vector: Sequence[float] | npt.NDArray[Any]) -> bytes:
-    """The stored form: normalized to length 1, then little-endian float32."""
-    return unit_vector(vector).astype(EMBEDDING_DTYPE).tobytes()
-
-
-def decode_vector(blob: bytes, dimensions: int) -> npt.NDArray[np.float32]:
-    if len(blob) != dimensions * EMBEDDING_DTYPE.itemsize:
-        raise ValueError(f"a stored vector of {len(blob)} bytes is not {dimensions} float32")
-    return np.frombuffer(blob, dtype=EMBEDDING_DTYPE).astype(np.float32)
-
-
-@attrs.frozen(kw_only=True)
-class MemoryFacets:
-    """What the vector index filters on: the columns a MemoryFilter reads."""
-
-    space: str
-    author: str
-    kind: str
-    tags: tuple[str, ...]
-    session: int | None
-
-
-@attrs.frozen(kw_only=True)
-class PendingText:
-    """A pending memory's text, and the fingerprint :func:`upsert_vector` checks it against."""
-
-    id: int
-    title: str
-    content: str
-    content_sha256: bytes
-
-
-@attrs.frozen(kw_only=True)
-class StoredVector:
-    """One live memory's stored vector of a model, with its facets."""
-
-    id: int
-    vector: npt.NDArray[np.float32]
-    facets: MemoryFacets
-
-
-@attrs.frozen(kw_only=True)
-class VectorRows:
-    """Every live vector of one model, column by column, ready for the index to adopt.
-
-    ``matrix`` has at least ``len(ids)`` rows; the first ``len(ids)`` hold the vectors in the
-    order of ``ids`` and the rest are spare capacity, allocated but never written (so not
-    resident). The other columns have one entry per ID.
-    """
-
-    ids: npt.NDArray[np.int64]
-    matrix: npt.NDArray[np.float32]
-    spaces: list[str]
-    authors: list[str]
-    kinds: list[str]
-    tags: list[str]
-    sessions: list[int | None]
-    stale: list[int] = attrs.field(factory=list)
 
 
 Row = tuple[Any, ...]
@@ -331,3 +276,68 @@ def upsert_vector(
     )
     stored = decode_vector(blob, len(blob) // EMBEDDING_DTYPE.itemsize)
     return StoredVector(id=pending.id, vector=stored, facets=_facets(rows[0]))
+
+
+# -- the embedding service's port ----------------------------------------------------------
+
+
+class _Bound:
+    """The statements above on one connection, inside the transaction its caller holds."""
+
+    def __init__(self, connection: apsw.Connection) -> None:
+        self._connection = connection
+
+    def load_vectors(
+        self, model: str, dimensions: int, *, spare_fraction: float, min_spare: int
+    ) -> VectorRows:
+        return load_vectors(
+            self._connection,
+            model,
+            dimensions,
+            spare_fraction=spare_fraction,
+            min_spare=min_spare,
+        )
+
+    def stored_vector(self, memory: int, model: str, dimensions: int) -> StoredVector | None:
+        return stored_vector(self._connection, memory, model, dimensions)
+
+    def pending_memories(self, *, limit: int) -> list[PendingText]:
+        return pending_memories(self._connection, limit=limit)
+
+    def count_pending(self) -> int:
+        return count_pending(self._connection)
+
+    def count_vectors(self, model: str | None = None) -> int:
+        return count_vectors(self._connection, model)
+
+    def delete_stale_vectors(self, model: str, dimensions: int) -> int:
+        return delete_stale_vectors(self._connection, model, dimensions)
+
+    def upsert_vector(
+        self, pending: PendingText, model: str, vector: Sequence[float] | npt.NDArray[Any]
+    ) -> StoredVector | None:
+        return upsert_vector(self._connection, pending, model, vector)
+
+
+class SqliteVectorRows:
+    """The embedding service's :class:`~venom_mem_adapters.embeddings.vector_rows.VectorRowStore`
+    on a SqliteStore: its reader snapshots and its one writer's transactions."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    @contextmanager
+    def read(self) -> Iterator[_Bound]:
+        with self._store.read() as tx:
+            yield _Bound(tx.connection)
+
+    @contextmanager
+    def write(self) -> Iterator[_Bound]:
+        with self._store.write() as tx:
+            yield _Bound(tx.connection)
+
+
+if TYPE_CHECKING:
+
+    def _conforms(store: SqliteStore) -> VectorRowStore:
+        return SqliteVectorRows(store)
