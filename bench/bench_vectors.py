@@ -137,6 +137,7 @@ def probe(path: Path, spawned: float, *, full: bool) -> dict[str, Any]:
     from venom_mem_adapters.sqlite import SqliteStore
     from venom_mem_adapters.sqlite.match import fts_match_expression
     from venom_mem_core.clock import SystemClock
+    from venom_mem_core.commands import SearchMemories
     from venom_mem_core.config import EmbeddingsConfig
     from venom_mem_core.grants import Access
     from venom_mem_core.ports import MemoryFilter
@@ -148,7 +149,8 @@ def probe(path: Path, spawned: float, *, full: bool) -> dict[str, Any]:
     async def search_in_thread(app: App, who: Principal, **params: Any) -> dict[str, Any]:
         """memory.search as the daemon's reader pool runs it: the core's use case, which
         embeds the query through the app's embedder, on a worker thread."""
-        return await anyio.to_thread.run_sync(lambda: search_memories(app, who, **params))
+        command = SearchMemories(**params)
+        return await anyio.to_thread.run_sync(lambda: search_memories(app, who, command))
 
     qrng = np.random.default_rng(SEED + 2)
     query_vectors = qrng.standard_normal((QUERIES, DIMS)).astype(np.float32)

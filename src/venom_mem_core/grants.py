@@ -29,6 +29,7 @@ __all__ = [
     "Resource",
     "check",
     "check_held",
+    "check_scopes",
     "holds",
     "holds_grant",
     "parse_grants",
@@ -227,10 +228,22 @@ def parse_grants(
                 param,
                 f"right {right!r} is not allowed here; allowed: {', '.join(allowed_rights)}",
             )
-        if not valid_scope(scope):
-            raise VenomError.param("grant_scope", param, f"bad grant scope {scope!r}")
+        _check_scope(scope, param)
         grants.append(Grant(right=right, scope=scope))
     return tuple(grants)
+
+
+def check_scopes(grants: Iterable[Grant], param: str = "grants") -> None:
+    """``invalid_params.grant_scope`` for a selector that can name nothing: the manifest's
+    pattern has its shape, and this its one rule no pattern states (an ID's N at most
+    MAX_ID, docs/adr/0024)."""
+    for grant in grants:
+        _check_scope(grant.scope, param)
+
+
+def _check_scope(scope: str, param: str) -> None:
+    if not valid_scope(scope):
+        raise VenomError.param("grant_scope", param, f"bad grant scope {scope!r}")
 
 
 def valid_scope(scope: str) -> bool:

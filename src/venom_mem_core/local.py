@@ -24,7 +24,7 @@ class LocalClient:
     principal: Principal
 
     def call(self, verb: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        _, checked = prepare(verb, dict(params or {}), self.principal)
+        _, checked = prepare(verb, {} if params is None else params, self.principal)
         return call(self.app, self.principal, verb, checked)
 
     def as_(self, principal: Principal) -> LocalClient:

@@ -16,7 +16,7 @@ import unicodedata
 
 from .errors import VenomError
 from .grammar import SECRET_PATTERN, SPACE_PATTERN, python_regex
-from .ids import MAX_ID, id_number
+from .ids import id_number
 from .manifest_types import Type
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
@@ -29,7 +29,6 @@ __all__ = [
     "check_value",
     "is_space",
     "matches",
-    "parse_id",
     "utf8_len",
 ]
 
@@ -72,18 +71,6 @@ def utf8_len(text: str, param: str) -> int:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError:
         raise VenomError.param("type", param, f"{param} is not valid UTF-8 text") from None
-
-
-def parse_id(value: str, prefix: str, param: str) -> int:
-    """``m12`` -> 12. A malformed ID is ``invalid_params.type`` (CONTRACT section 10)."""
-    number = id_number(value, prefix)
-    if number is None:
-        raise VenomError.param(
-            "type",
-            param,
-            f"{param} must look like {prefix}<N> with N from 1 to {MAX_ID}, got {value!r}",
-        )
-    return number
 
 
 def matches(pattern: str, text: str) -> bool:

@@ -17,8 +17,6 @@ from tests.integration.test_hybrid_search import (
     section_5_stub,
 )
 from tests.support.embed_stub import EmbedStub
-from venom_mem_core.usecases.memories import update_memory
-from venom_mem_core.usecases.principals import OWNER
 
 
 @pytest.fixture
@@ -36,8 +34,8 @@ def stub() -> Iterator[EmbedStub]:
 async def test_importance_changes_no_hybrid_rank(tmp_path: Path, stub: EmbedStub) -> None:
     async with running(tmp_path / "store.db", config(stub)) as lib:
         m1, m2, m3 = await fixture(lib)
-        update_memory(lib.app, OWNER, id=m1, revision=1, importance="critical")
-        update_memory(lib.app, OWNER, id=m2, revision=1, importance="low")
+        lib.call("memory.update", {"id": m1, "revision": 1, "importance": "critical"})
+        lib.call("memory.update", {"id": m2, "revision": 1, "importance": "low"})
         await lib.settle()
         result = await lib.search()
         assert result["mode"] == "hybrid"
@@ -51,8 +49,8 @@ async def test_hybrid_filters_rank_as_if_only_passing_rows_existed(
 ) -> None:
     async with running(tmp_path / "store.db", config(stub)) as lib:
         m1, m2, m3 = await fixture(lib)
-        update_memory(lib.app, OWNER, id=m3, revision=1, importance="critical")
-        update_memory(lib.app, OWNER, id=m2, revision=1, branches=["feature/x"])
+        lib.call("memory.update", {"id": m3, "revision": 1, "importance": "critical"})
+        lib.call("memory.update", {"id": m2, "revision": 1, "branches": ["feature/x"]})
         await lib.settle()
         critical = await lib.search(importances=["critical"])
         assert critical["mode"] == "hybrid"

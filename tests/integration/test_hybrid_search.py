@@ -32,16 +32,7 @@ from venom_mem_core.embedding_text import embedding_input
 from venom_mem_core.errors import VenomError
 from venom_mem_core.records import Grant, Principal
 from venom_mem_core.usecases.app import App
-from venom_mem_core.usecases.memories import (
-    add_memory,
-    delete_memory,
-    get_memory,
-    purge_memory,
-    restore_memory,
-    update_memory,
-)
 from venom_mem_core.usecases.principals import OWNER
-from venom_mem_core.usecases.search import search_memories
 
 DIMS = 4
 QUERY = "zig pin"
@@ -89,8 +80,12 @@ class Lib:
     app: App
     service: EmbeddingService
 
+    def call(self, verb: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A verb as the owner, in process (as the daemon would run it after hello)."""
+        return LocalClient(self.app, OWNER).call(verb, params)
+
     def add(self, **params: Any) -> str:
-        return str(add_memory(self.app, OWNER, **params)["id"])
+        return str(self.call("memory.add", params)["id"])
 
     async def settle(self) -> None:
         assert await anyio.to_thread.run_sync(self.service.worker.wait_idle, 10)
@@ -100,12 +95,16 @@ class Lib:
         embedder) under RFC-0020's own fusion unless told (``fusion=None``: the store's
         default)."""
         call = functools.partial(
-            search_memories, self.app, who, **{"query": QUERY, "fusion": "rrf", **params}
+            LocalClient(self.app, who).call,
+            "memory.search",
+            {k: v for k, v in {"query": QUERY, "fusion": "rrf", **params}.items() if v is not None},
         )
         return await anyio.to_thread.run_sync(call)
 
     async def embedding(self, id_: str) -> str:
-        got = await anyio.to_thread.run_sync(functools.partial(get_memory, self.app, OWNER, id=id_))
+        got = await anyio.to_thread.run_sync(
+            functools.partial(self.call, "memory.get", {"id": id_})
+        )
         return str(got["embedding"])
 
     def stored(self) -> dict[int, str]:
@@ -252,13 +251,13 @@ async def test_section_5_fixture_with_embeddings_off(tmp_path: Path, stub: Embed
         assert len(lib.stored()) == 3
     with SqliteStore.open(path) as store:
         app = App(store=store, clock=SystemClock())
-        result = search_memories(app, OWNER, query=QUERY)
+        result = LocalClient(app, OWNER).call("memory.search", {"query": QUERY})
         assert result["mode"] == "fts"
         assert "fallback" not in result
         assert ranks(result) == [("m2", 1, None), ("m1", 2, None)]
         assert [h["score"] for h in result["results"]] == [1 / 61, 1 / 62]
         with pytest.raises(VenomError) as err:
-            search_memories(app, OWNER, query=QUERY, mode="vector")
+            LocalClient(app, OWNER).call("memory.search", {"query": QUERY, "mode": "vector"})
         assert err.value.code == "unsupported.embeddings_off"
 
 
@@ -335,7 +334,11 @@ async def test_add_answers_while_the_provider_hangs(tmp_path: Path, stub: EmbedS
                 await anyio.sleep(0.01)
         for n in range(5):
             started = time.monotonic()
-            add = functools.partial(add_memory, lib.app, OWNER, space="user", content=f"note {n}")
+            add = functools.partial(
+                lib.call,
+                "memory.add",
+                {"space": "user", "content": f"note {n}"},
+            )
             added = await anyio.to_thread.run_sync(add)
             assert time.monotonic() - started < 0.5
             assert added["changed"] is True
@@ -441,7 +444,7 @@ async def test_a_changed_text_drops_the_vector_and_it_comes_back(
         number = int(m3[1:])
         stub.mode = "hang"  # hold the re-embedding so the gap can be seen
         new = {"title": "Toolchain"} if change == "title" else {"content": "Upgrade slowly."}
-        update_memory(lib.app, OWNER, id=m3, revision=1, **new)
+        lib.call("memory.update", {"id": m3, "revision": 1, **new})
         assert number not in lib.stored()
         assert number not in lib.service.index
         assert await lib.embedding(m3) == "pending"
@@ -463,7 +466,7 @@ async def test_a_tags_change_keeps_the_vector_and_moves_the_filter(
         _m1, _m2, m3 = await fixture(lib)
         calls = len(stub.recorded())
         assert ids(await lib.search(tags=["zig"])) == []
-        update_memory(lib.app, OWNER, id=m3, revision=1, tags=["zig"], kind="fact")
+        lib.call("memory.update", {"id": m3, "revision": 1, "tags": ["zig"], "kind": "fact"})
         assert await lib.embedding(m3) == "ready"
         result = await lib.search(tags=["zig"], kinds=["fact"])
         assert ranks(result) == [(m3, 1, 1)]  # the tag now matches the text query too
@@ -478,17 +481,17 @@ async def test_delete_restore_and_purge_keep_the_index_in_step(
     async with running(tmp_path / "store.db", config(stub)) as lib:
         m1, m2, m3 = await fixture(lib)
         stub.mode = "hang"
-        delete_memory(lib.app, OWNER, id=m3, revision=1)
+        lib.call("memory.delete", {"id": m3, "revision": 1})
         assert int(m3[1:]) not in lib.service.index
         assert ids(await lib.search(mode="fts")) == [m2, m1]
-        restore_memory(lib.app, OWNER, id=m3)
+        lib.call("memory.restore", {"id": m3})
         assert await lib.embedding(m3) == "pending"
         stub.mode = "ok"
         stub.release()
         await lib.settle()
         assert await lib.embedding(m3) == "ready"
         assert ranks(await lib.search())[1] == (m3, None, 1)
-        purge_memory(lib.app, OWNER, id=m3)
+        lib.call("memory.purge", {"id": m3})
         assert int(m3[1:]) not in lib.service.index
         assert ids(await lib.search(mode="vector")) == [m2]
 
@@ -517,7 +520,9 @@ async def test_batches_of_at_most_32_and_only_the_configured_key(
     with SqliteStore.open(path) as store:  # a backlog written with embeddings off
         app = App(store=store, clock=SystemClock())
         for n in range(70):
-            add_memory(app, OWNER, space="user", content=f"backlog note {n}")
+            LocalClient(app, OWNER).call(
+                "memory.add", {"space": "user", "content": f"backlog note {n}"}
+            )
     async with running(path, config(stub, api_key=api_key)) as lib:
         await lib.settle()
         assert len(lib.stored()) == 70
@@ -546,7 +551,7 @@ async def test_doctor_warns_of_memories_pending_since_before_the_daemon(
     path = tmp_path / "store.db"
     store = SqliteStore.open(path)
     old = App(store=store, clock=FixedClock(datetime(2020, 1, 1, tzinfo=UTC)))
-    add_memory(old, OWNER, space="user", content="waiting since 2020")
+    LocalClient(old, OWNER).call("memory.add", {"space": "user", "content": "waiting since 2020"})
     store.close()
     stub.mode = "fail"
     async with running(path, config(stub)) as lib:
@@ -622,7 +627,7 @@ async def test_local_client_searches_hybrid_in_process(tmp_path: Path, stub: Emb
         fts = await anyio.to_thread.run_sync(call, "memory.search", {"query": QUERY, "mode": "fts"})
         got = await anyio.to_thread.run_sync(call, "memory.get", {"id": m3})
         stub.mode = "hang"
-        update_memory(lib.app, OWNER, id=m3, revision=1, content="changed")
+        lib.call("memory.update", {"id": m3, "revision": 1, "content": "changed"})
         pending = await anyio.to_thread.run_sync(call, "memory.get", {"id": m3})
         stub.release()
     assert asked == [[QUERY]]

@@ -183,19 +183,20 @@ def test_serve_sweeps_tombstones_older_than_tombstone_days(world: World) -> None
 
     from venom_mem_adapters.sqlite import SqliteStore
     from venom_mem_core.clock import FixedClock
+    from venom_mem_core.local import LocalClient
     from venom_mem_core.usecases.app import App
-    from venom_mem_core.usecases.memories import add_memory, delete_memory
     from venom_mem_core.usecases.principals import OWNER
 
     world.store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     store = SqliteStore.open(world.store)
     try:
         old = App(store=store, clock=FixedClock(datetime(2020, 1, 1, tzinfo=UTC)))
-        gone = add_memory(old, OWNER, space="user", content="deleted long ago")["id"]
-        delete_memory(old, OWNER, id=gone, revision=1)
-        now = App(store=store, clock=FixedClock(datetime.now(UTC)))
-        kept = add_memory(now, OWNER, space="user", content="deleted today")["id"]
-        delete_memory(now, OWNER, id=kept, revision=1)
+        then = LocalClient(old, OWNER)
+        gone = then.call("memory.add", {"space": "user", "content": "deleted long ago"})["id"]
+        then.call("memory.delete", {"id": gone, "revision": 1})
+        today = LocalClient(App(store=store, clock=FixedClock(datetime.now(UTC))), OWNER)
+        kept = today.call("memory.add", {"space": "user", "content": "deleted today"})["id"]
+        today.call("memory.delete", {"id": kept, "revision": 1})
     finally:
         store.close()
     swept = world.run("memory", "get", "--id", gone, "--include-deleted", "--json")
@@ -218,7 +219,7 @@ def test_a_serving_daemon_sweeps_tombstones_on_its_timer(tmp_path: Path) -> None
     from venom_mem_core.clock import FixedClock
     from venom_mem_core.config import Config
     from venom_mem_core.errors import VenomError
-    from venom_mem_core.usecases.memories import add_memory, delete_memory, get_memory
+    from venom_mem_core.local import LocalClient
     from venom_mem_core.usecases.principals import OWNER
 
     data = tmp_path / "data"
@@ -227,16 +228,16 @@ def test_a_serving_daemon_sweeps_tombstones_on_its_timer(tmp_path: Path) -> None
     clock = FixedClock(datetime(2026, 1, 1, tzinfo=UTC))
     paths = DaemonPaths(socket=tmp_path / "d.sock", store=data / "store.db", config=tmp_path)
     daemon = build_daemon(store, Config(), paths, on_demand=False, clock=clock)
-    app = daemon.app
-    gone = add_memory(app, OWNER, space="user", content="deleted long ago")["id"]
-    delete_memory(app, OWNER, id=gone, revision=1)
+    me = LocalClient(daemon.app, OWNER)
+    gone = me.call("memory.add", {"space": "user", "content": "deleted long ago"})["id"]
+    me.call("memory.delete", {"id": gone, "revision": 1})
     clock.advance(timedelta(days=29))
-    kept = add_memory(app, OWNER, space="user", content="deleted later")["id"]
-    delete_memory(app, OWNER, id=kept, revision=1)
+    kept = me.call("memory.add", {"space": "user", "content": "deleted later"})["id"]
+    me.call("memory.delete", {"id": kept, "revision": 1})
 
     def exists(id: str) -> bool:
         try:
-            get_memory(app, OWNER, id=id, include_deleted=True)
+            me.call("memory.get", {"id": id, "include_deleted": True})
         except VenomError as error:
             if error.code == "not_found.memory":
                 return False

@@ -6,11 +6,10 @@ from collections.abc import Sequence
 
 from venom_mem_core.clock import FixedClock
 from venom_mem_core.inmemory import InMemoryStore
+from venom_mem_core.local import LocalClient
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.usecases.app import App
-from venom_mem_core.usecases.memories import add_memory, delete_memory, purge_memory
 from venom_mem_core.usecases.principals import OWNER
-from venom_mem_core.usecases.search import search_memories
 
 
 class FixedEmbedder:
@@ -38,16 +37,17 @@ class LaggingIndex:
 
 def test_hits_for_gone_or_deleted_memories_are_dropped_and_ranks_close_up() -> None:
     app = App(store=InMemoryStore(), clock=FixedClock(), embedder=FixedEmbedder())
-    kept = add_memory(app, OWNER, space="user", content="kept apple")["id"]
-    deleted = add_memory(app, OWNER, space="user", content="deleted pear")["id"]
-    purged = add_memory(app, OWNER, space="user", content="purged plum")["id"]
-    other = add_memory(app, OWNER, space="other", content="other fig")["id"]
-    delete_memory(app, OWNER, id=deleted, revision=1)
-    purge_memory(app, OWNER, id=purged)
+    me = LocalClient(app, OWNER)
+    kept = me.call("memory.add", {"space": "user", "content": "kept apple"})["id"]
+    deleted = me.call("memory.add", {"space": "user", "content": "deleted pear"})["id"]
+    purged = me.call("memory.add", {"space": "user", "content": "purged plum"})["id"]
+    other = me.call("memory.add", {"space": "other", "content": "other fig"})["id"]
+    me.call("memory.delete", {"id": deleted, "revision": 1})
+    me.call("memory.purge", {"id": purged})
     stale = [(int(purged[1:]), 0.99), (int(deleted[1:]), 0.98)]
     app.vectors = LaggingIndex([*stale, (int(kept[1:]), 0.5), (int(other[1:]), 0.4)])
-    result = search_memories(
-        app, OWNER, query="nothing matches this", spaces=["user"], fusion="rrf"
+    result = me.call(
+        "memory.search", {"query": "nothing matches this", "spaces": ["user"], "fusion": "rrf"}
     )
     assert result["mode"] == "hybrid"
     assert [(h["id"], h["vector_rank"]) for h in result["results"]] == [(kept, 1)]

@@ -174,20 +174,6 @@ def test_session_claims_are_checked_for_tokens(check: Any, param: str) -> None:
     assert check("claude-code") is not None
 
 
-@pytest.mark.parametrize(
-    ("value", "number"), [("m1", 1), ("m42", 42), ("m" + "9" * 18, 10**18 - 1)]
-)
-def test_parse_id(value: str, number: int) -> None:
-    assert v.parse_id(value, "m", "id") == number
-
-
-@pytest.mark.parametrize(
-    "value", ["", "m", "m0", "m01", "x1", "s1", "m-1", "m1a", "m١", "m" + "1" * 20]
-)
-def test_parse_id_refuses(value: str) -> None:
-    _fails("type", "id", lambda: v.parse_id(value, "m", "id"))
-
-
 def test_kind() -> None:
     for kind in ("fact", "decision", "procedure", "note"):
         assert check_kind(kind) == kind

@@ -38,12 +38,11 @@ from venom_mem_adapters.postgres import PostgresStore
 from venom_mem_adapters.postgres.notify import EventBridge
 from venom_mem_core.clock import SystemClock
 from venom_mem_core.config import Config, EmbeddingsConfig
+from venom_mem_core.local import LocalClient
 from venom_mem_core.ports import Store
 from venom_mem_core.testing.support import Env
 from venom_mem_core.usecases.app import App
-from venom_mem_core.usecases.memories import add_memory, delete_memory, update_memory
 from venom_mem_core.usecases.principals import OWNER
-from venom_mem_core.usecases.search import search_memories
 
 __all__ = ["postgres_server"]  # the fixture, imported for pytest
 
@@ -295,9 +294,11 @@ async def test_section_5_fixture_hybrid_matches_sqlite(stores: tuple[Store, Stor
         for store in stores:
             async with serving(store, stub) as (app, service):
                 for memory in (M1, M2, M3):
-                    add_memory(app, OWNER, **memory)
+                    LocalClient(app, OWNER).call("memory.add", memory)
                 assert await anyio.to_thread.run_sync(service.worker.wait_idle, 10)
-                search = functools.partial(search_memories, app, OWNER, query=QUERY, fusion="rrf")
+                search = functools.partial(
+                    LocalClient(app, OWNER).call, "memory.search", {"query": QUERY, "fusion": "rrf"}
+                )
                 answers.append(await anyio.to_thread.run_sync(search))
     lite, pg = answers
     assert pg["mode"] == "hybrid"
@@ -342,13 +343,15 @@ class Daemon:
     bridge: EventBridge
 
     def add(self, memory: dict[str, str]) -> str:
-        return str(add_memory(self.app, OWNER, **memory)["id"])
+        return str(LocalClient(self.app, OWNER).call("memory.add", memory)["id"])
 
     def ids(self) -> set[int]:
         return set(self.service.index.ids())
 
     async def search(self) -> list[tuple[str, int | None, int | None]]:
-        call = functools.partial(search_memories, self.app, OWNER, query=QUERY, fusion="rrf")
+        call = functools.partial(
+            LocalClient(self.app, OWNER).call, "memory.search", {"query": QUERY, "fusion": "rrf"}
+        )
         result = await anyio.to_thread.run_sync(call)
         assert result["mode"] == "hybrid"
         return [(h["id"], h.get("fts_rank"), h.get("vector_rank")) for h in result["results"]]
@@ -408,7 +411,9 @@ async def test_a_vector_stored_by_one_daemon_reaches_the_others_index(
 
             updated = {**M3, "content": "Upgrade the compiler toolchain slowly."}
             stub.set(text(updated), [0.6, 0.8, 0.0, 0.0])
-            update_memory(a.app, OWNER, id=m3, revision=1, content=updated["content"])
+            LocalClient(a.app, OWNER).call(
+                "memory.update", {"id": m3, "revision": 1, "content": updated["content"]}
+            )
             new = encode_vector([0.6, 0.8, 0.0, 0.0])
 
             def b_has_new_vector() -> bool:
@@ -418,7 +423,7 @@ async def test_a_vector_stored_by_one_daemon_reaches_the_others_index(
             await until(b_has_new_vector, "B's row for m3 is the new text's vector")
             assert await b.search() == [(m2, 1, 1), (m3, None, 2), (m1, 2, None)]
 
-            delete_memory(a.app, OWNER, id=m2, revision=1)
+            LocalClient(a.app, OWNER).call("memory.delete", {"id": m2, "revision": 1})
             await until(lambda: b.ids() == {1, 3}, "B dropped m2's row")
             assert await b.search() == [(m3, None, 1), (m1, 1, None)]
 
@@ -435,7 +440,7 @@ async def test_a_reload_catches_up_with_what_the_relay_missed(
             await until(lambda: b.ids() == {1}, "B indexed m1")
             b.bridge.close()  # B hears no more of A
             m2 = a.add(M2)
-            delete_memory(a.app, OWNER, id=m1, revision=1)
+            LocalClient(a.app, OWNER).call("memory.delete", {"id": m1, "revision": 1})
             await until(lambda: a.ids() == {2}, "A embedded m2")
             assert b.ids() == {1}  # B missed both
             await anyio.to_thread.run_sync(b.service.reload)

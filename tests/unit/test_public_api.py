@@ -20,6 +20,7 @@ from venom_mem_core.manifest_types import Manifest
 HEAVY = (
     "apsw",
     "anyio",
+    "cattrs",
     "httpx",
     "mcp",
     "rich",

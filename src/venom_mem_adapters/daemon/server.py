@@ -34,6 +34,7 @@ import anyio.abc
 import attrs
 
 import venom_mem_core
+from venom_mem_core.commands import Command
 from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
@@ -44,7 +45,7 @@ from venom_mem_core.usecases import principals
 from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.memories import sweep_tombstones
 from venom_mem_core.usecases.search import embed_text
-from venom_mem_core.usecases.verbs import VERBS, Binding
+from venom_mem_core.usecases.verbs import VERBS, Binding, command
 
 from ..sqlite.errors import is_disk_full
 from .connection import CALLER, Connection
@@ -369,20 +370,21 @@ class Daemon:
             return await handler(
                 Request(daemon=self, principal=principal, verb=verb, params=checked)
             )
+        cmd = command(verb.name, checked)
         if binding.audited:
             await self.ops.audit.check()
-        return await self.run_core(binding, principal, checked)
+        return await self.run_core(binding, principal, cmd)
 
     async def run_core(
-        self, binding: Binding, principal: Principal, params: dict[str, Any]
+        self, binding: Binding, principal: Principal, cmd: Command
     ) -> dict[str, Any]:
         """Run a core use case off the reactor: writes one at a time, reads on the pool."""
         handler = binding.handler
         assert handler is not None  # the registry gives every reader and writer verb one
         app = self.app
         if binding.embeds is not None and app.embedder is not None:
-            app = await self._embedded_ahead(app, binding.embeds(app, **params))
-        call = functools.partial(handler, app, principal, **params)
+            app = await self._embedded_ahead(app, binding.embeds(app, cmd))
+        call = functools.partial(handler, app, principal, cmd)
         if binding.runs == "writer":
             return await self.in_writer(call)
         return await self.in_reader(call)

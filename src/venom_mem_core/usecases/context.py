@@ -24,13 +24,13 @@ ones may still fit. Ages are whole 24-hour days before one reading of the clock.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import attrs
 
 from ..clock import parse_ts
+from ..commands import MemoryContext
 from ..grants import Resource, check, readable_memories
 from ..manifest import T1_SENTENCE
 from ..ports import MemoryFilter, ReadTx
@@ -164,16 +164,9 @@ def _fill_space(
     return shown
 
 
-def memory_context(
-    app: App,
-    who: Principal,
-    *,
-    spaces: Sequence[str],
-    branch: str | None = None,
-    kinds: Sequence[str] | None = None,
-    budget: int = 8192,
-) -> dict[str, Any]:
-    ordered = list(dict.fromkeys(spaces))
+def memory_context(app: App, who: Principal, cmd: MemoryContext) -> dict[str, Any]:
+    kinds, budget = cmd.kinds, cmd.budget
+    ordered = list(dict.fromkeys(cmd.spaces))
     # Readable sets first, as for search: every space asked for, in full, before any output.
     for space in ordered:
         check(who, "read", Resource.of_space(space))
@@ -184,7 +177,7 @@ def memory_context(
     base = MemoryFilter(
         access=readable_memories(who),
         kinds=frozenset(kinds) if kinds is not None else None,
-        branch=branch,
+        branch=cmd.branch,
     )
     with app.store.read() as tx:
         descriptions = tx.space_descriptions(ordered)

@@ -1,14 +1,14 @@
 """Memory use cases: add, get, update, delete, restore, history, purge and the tombstone sweep.
 
 Every function takes the wired :class:`App`, the caller's resolved :class:`Principal`, and
-the verb's params; it returns the verb's ok object and raises :class:`VenomError` otherwise.
+the verb's typed, checked command (:mod:`..commands`); it returns the verb's ok object and
+raises :class:`VenomError` otherwise.
 Provenance is always the caller's principal: no param can set it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -16,6 +16,15 @@ import attrs
 
 from .. import validation as v
 from ..clock import format_ts, parse_ts
+from ..commands import (
+    AddMemory,
+    DeleteMemory,
+    GetMemory,
+    MemoryHistory,
+    PurgeMemory,
+    RestoreMemory,
+    UpdateMemory,
+)
 from ..errors import VenomError
 from ..grants import Resource, check
 from ..ports import ERASE_PENDING, ReadTx, WriteTx
@@ -131,43 +140,30 @@ def _commit_revision(
     return memory
 
 
-def add_memory(
-    app: App,
-    who: Principal,
-    *,
-    space: str,
-    content: str,
-    kind: str = "note",
-    title: str | None = None,
-    tags: Sequence[str] | None = None,
-    session: str | None = None,
-    importance: str = "normal",
-    branches: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    v.check_content_size(content, app.settings.max_content_bytes)
-    session_no = v.parse_id(session, "s", "session") if session is not None else None
-    check(who, "write", Resource.of_space(space))
-    digest = content_hash(content)
+def add_memory(app: App, who: Principal, cmd: AddMemory) -> dict[str, Any]:
+    v.check_content_size(cmd.content, app.settings.max_content_bytes)
+    check(who, "write", Resource.of_space(cmd.space))
+    digest = content_hash(cmd.content)
     with app.store.write() as tx:
-        if session_no is not None:
-            check_session_readable(tx, who, session_no)
-        existing = tx.find_live_by_content(space, digest)
+        if cmd.session is not None:
+            check_session_readable(tx, who, cmd.session)
+        existing = tx.find_live_by_content(cmd.space, digest)
         if existing is not None:
             return {"id": memory_id(existing.id), "revision": existing.revision, "changed": False}
         now = app.clock.now()
         draft = Memory(
             id=0,
-            space=space,
-            kind=kind,
-            title=title or "",
-            content=content,
+            space=cmd.space,
+            kind=cmd.kind,
+            title=cmd.title or "",
+            content=cmd.content,
             content_sha256=digest,
-            tags=tuple(tags or ()),
-            importance=importance,
-            branches=tuple(branches or ()),
+            tags=cmd.tags or (),
+            importance=cmd.importance or "normal",
+            branches=cmd.branches or (),
             author=who.provenance,
             updated_by=who.provenance,
-            session=session_no,
+            session=cmd.session,
             created=now,
             updated=now,
         )
@@ -177,17 +173,10 @@ def add_memory(
     return {"id": memory_id(memory.id), "revision": 1, "changed": True}
 
 
-def get_memory(
-    app: App,
-    who: Principal,
-    *,
-    id: str,
-    revision: int | None = None,
-    include_deleted: bool = False,
-) -> dict[str, Any]:
-    number = v.parse_id(id, "m", "id")
+def get_memory(app: App, who: Principal, cmd: GetMemory) -> dict[str, Any]:
+    number, revision = cmd.id, cmd.revision
     with app.store.read() as tx:
-        memory = _load_checked(tx, who, "read", number, include_deleted=include_deleted)
+        memory = _load_checked(tx, who, "read", number, include_deleted=cmd.include_deleted)
         if revision is not None and revision != memory.revision:
             # Revisions only grow, so one above the current is not kept; asking the store for
             # it could also overflow SQLite's 64-bit integers.
@@ -195,7 +184,7 @@ def get_memory(
             if version is None:
                 raise VenomError(
                     "not_found.memory_revision",
-                    f"{id} revision {revision} is not kept",
+                    f"{memory_id(number)} revision {revision} is not kept",
                 )
             memory = attrs.evolve(
                 memory,
@@ -224,42 +213,22 @@ def embedding_state(app: App, tx: ReadTx, memory: Memory) -> str:
     return "ready" if has_vector is not None and has_vector(memory.id) else "pending"
 
 
-def update_memory(
-    app: App,
-    who: Principal,
-    *,
-    id: str,
-    revision: int,
-    content: str | None = None,
-    title: str | None = None,
-    kind: str | None = None,
-    tags: Sequence[str] | None = None,
-    importance: str | None = None,
-    branches: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    number = v.parse_id(id, "m", "id")
-    if content is not None:
-        v.check_content_size(content, app.settings.max_content_bytes)
-    clean_tags = tuple(tags) if tags is not None else None
-    clean_branches = tuple(branches) if branches is not None else None
+def update_memory(app: App, who: Principal, cmd: UpdateMemory) -> dict[str, Any]:
+    if cmd.content is not None:
+        v.check_content_size(cmd.content, app.settings.max_content_bytes)
+    id = memory_id(cmd.id)
     with app.store.write() as tx:
-        memory = _load_checked(tx, who, "write", number)
-        _check_revision(memory, revision)
+        memory = _load_checked(tx, who, "write", cmd.id)
+        _check_revision(memory, cmd.revision)
         changes: dict[str, Any] = {}
-        if content is not None and content != memory.content:
-            digest = content_hash(content)
+        if cmd.content is not None and cmd.content != memory.content:
+            digest = content_hash(cmd.content)
             _check_no_duplicate(tx, memory, digest)
-            changes.update(content=content, content_sha256=digest)
-        if title is not None and title != memory.title:
-            changes["title"] = title
-        if kind is not None and kind != memory.kind:
-            changes["kind"] = kind
-        if clean_tags is not None and clean_tags != memory.tags:
-            changes["tags"] = clean_tags
-        if importance is not None and importance != memory.importance:
-            changes["importance"] = importance
-        if clean_branches is not None and clean_branches != memory.branches:
-            changes["branches"] = clean_branches
+            changes.update(content=cmd.content, content_sha256=digest)
+        for name in ("title", "kind", "tags", "importance", "branches"):
+            value = getattr(cmd, name)  # None: not changed
+            if value is not None and value != getattr(memory, name):
+                changes[name] = value
         if not changes:
             return {"id": id, "revision": memory.revision, "changed": False}
         memory = _commit_revision(app, tx, who, memory, "update", **changes)
@@ -267,56 +236,52 @@ def update_memory(
     return {"id": id, "revision": memory.revision, "changed": True}
 
 
-def delete_memory(app: App, who: Principal, *, id: str, revision: int) -> dict[str, Any]:
-    number = v.parse_id(id, "m", "id")
+def delete_memory(app: App, who: Principal, cmd: DeleteMemory) -> dict[str, Any]:
     with app.store.write() as tx:
-        memory = _load_checked(tx, who, "write", number)
-        _check_revision(memory, revision)
+        memory = _load_checked(tx, who, "write", cmd.id)
+        _check_revision(memory, cmd.revision)
         now = app.clock.now()
         memory = _commit_revision(app, tx, who, memory, "delete", now=now, deleted=now)
     _emit(app, "memory.deleted", memory)
-    return {"id": id, "revision": memory.revision, "deleted": memory.deleted}
+    return {"id": memory_id(cmd.id), "revision": memory.revision, "deleted": memory.deleted}
 
 
-def restore_memory(app: App, who: Principal, *, id: str) -> dict[str, Any]:
+def restore_memory(app: App, who: Principal, cmd: RestoreMemory) -> dict[str, Any]:
     """Bring a deleted memory back. Restoring a live one changes nothing (ADR 0004)."""
-    number = v.parse_id(id, "m", "id")
     with app.store.write() as tx:
-        memory = _load_checked(tx, who, "write", number, include_deleted=True)
+        memory = _load_checked(tx, who, "write", cmd.id, include_deleted=True)
         if memory.deleted is None:
-            return {"id": id, "revision": memory.revision}
+            return {"id": memory_id(cmd.id), "revision": memory.revision}
         _check_no_duplicate(tx, memory, memory.content_sha256)
         memory = _commit_revision(app, tx, who, memory, "restore", deleted=None)
     _emit(app, "memory.restored", memory)
-    return {"id": id, "revision": memory.revision}
+    return {"id": memory_id(cmd.id), "revision": memory.revision}
 
 
-def memory_history(app: App, who: Principal, *, id: str) -> dict[str, Any]:
+def memory_history(app: App, who: Principal, cmd: MemoryHistory) -> dict[str, Any]:
     """Kept versions, newest first. A deleted memory's history stays readable."""
-    number = v.parse_id(id, "m", "id")
     with app.store.read() as tx:
-        memory = _load_checked(tx, who, "read", number, include_deleted=True)
-        versions = tx.list_versions(number)
+        memory = _load_checked(tx, who, "read", cmd.id, include_deleted=True)
+        versions = tx.list_versions(cmd.id)
     kept = [ver for ver in versions if _kept(app, memory, ver.revision)]
     return {"versions": [version_entry_json(ver) for ver in kept]}
 
 
-def purge_memory(app: App, who: Principal, *, id: str) -> dict[str, Any]:
+def purge_memory(app: App, who: Principal, cmd: PurgeMemory) -> dict[str, Any]:
     """Erase a memory and its versions, then checkpoint so the text leaves the WAL too.
 
     The erase obligation commits with the delete: whatever cuts the checkpoint (a busy
     reader, a kill -9, a power cut), the next serve finds it and finishes the job."""
-    number = v.parse_id(id, "m", "id")
     check(who, "admin", Resource.store())
     with app.store.write() as tx:
-        memory = tx.get_memory(number)
+        memory = tx.get_memory(cmd.id)
         if memory is None:
-            raise VenomError.not_found("memory", f"{id} does not exist")
-        tx.delete_memory(number)
+            raise VenomError.not_found("memory", f"{memory_id(cmd.id)} does not exist")
+        tx.delete_memory(cmd.id)
         tx.set_meta(ERASE_PENDING, "1")
     _emit(app, "memory.purged", memory, revision=False)
     app.store.erase_traces()
-    return {"id": id}
+    return {"id": memory_id(cmd.id)}
 
 
 def sweep_tombstones(app: App) -> int:

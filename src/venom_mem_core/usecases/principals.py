@@ -16,10 +16,18 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from .. import validation as v
 from ..clock import format_ts, parse_ts
+from ..commands import (
+    AddClient,
+    IssueGrant,
+    ListClients,
+    ListGrants,
+    RemoveClient,
+    RevokeGrant,
+    Whoami,
+)
 from ..errors import VenomError
-from ..grants import Resource, check, check_held, parse_grants
+from ..grants import Resource, check, check_held, check_scopes
 from ..ports import WriteTx
 from ..records import Client, Grant, Principal
 from ..registry import IssuedToken
@@ -127,7 +135,7 @@ def recheck(app: App, who: Principal) -> None:
         raise _token_denied("expired")
 
 
-def whoami(app: App, who: Principal) -> dict[str, Any]:
+def whoami(app: App, who: Principal, cmd: Whoami) -> dict[str, Any]:
     out: dict[str, Any] = {"principal": who.id}
     if who.label is not None:
         out["label"] = who.label
@@ -148,11 +156,10 @@ def _expiry(app: App, ttl: int | None) -> str | None:
         raise VenomError.param("range", "ttl", "ttl is too large to give an expiry") from None
 
 
-def add_client(
-    app: App, who: Principal, *, name: str, grants: Any, ttl: int | None = None
-) -> dict[str, Any]:
+def add_client(app: App, who: Principal, cmd: AddClient) -> dict[str, Any]:
     check(who, "admin", Resource.store())
-    parsed = parse_grants(grants, allowed_rights=("read", "write"))
+    name, parsed = cmd.name, cmd.grants
+    check_scopes(parsed)
     check_held(who, parsed)  # a permanent credential can't carry more than its issuer holds
     with app.store.write() as tx:
         if tx.get_client(name) is not None:
@@ -165,7 +172,7 @@ def add_client(
             grants=parsed,
             token_hash=digest,
             created=app.clock.now(),
-            expires=_expiry(app, ttl),
+            expires=_expiry(app, cmd.ttl),
         )
         tx.insert_client(client)
     app.registry.add_client(client)
@@ -173,15 +180,16 @@ def add_client(
     return {"client": name, "principal": principal, "token": token, "expires": client.expires}
 
 
-def list_clients(app: App, who: Principal) -> dict[str, Any]:
+def list_clients(app: App, who: Principal, cmd: ListClients) -> dict[str, Any]:
     check(who, "admin", Resource.store())
     with app.store.read() as tx:
         clients = tx.list_clients()
     return {"clients": [client_json(c) for c in sorted(clients, key=lambda c: c.name)]}
 
 
-def remove_client(app: App, who: Principal, *, name: str) -> dict[str, Any]:
+def remove_client(app: App, who: Principal, cmd: RemoveClient) -> dict[str, Any]:
     check(who, "admin", Resource.store())
+    name = cmd.name
     with app.store.write() as tx:
         client = tx.get_client(name)
         if client is None:
@@ -192,18 +200,12 @@ def remove_client(app: App, who: Principal, *, name: str) -> dict[str, Any]:
     return {"client": name, "principal": client.principal}
 
 
-def issue_grant(
-    app: App,
-    who: Principal,
-    *,
-    grants: Any,
-    ttl: int = 3600,
-    label: str | None = None,
-) -> dict[str, Any]:
+def issue_grant(app: App, who: Principal, cmd: IssueGrant) -> dict[str, Any]:
     """A short-lived token with grants the issuer holds itself (CONTRACT section 4)."""
     check(who, "admin", Resource.store())
-    parsed = parse_grants(grants)
-    ttl = min(ttl, app.settings.max_token_ttl)  # clamped by grants.max_token_ttl (section 4)
+    parsed = cmd.grants
+    check_scopes(parsed)
+    ttl = min(cmd.ttl, app.settings.max_token_ttl)  # clamped by grants.max_token_ttl (section 4)
     check_held(who, parsed)
     with app.store.write() as tx:
         principal = _next_principal(tx)
@@ -212,7 +214,7 @@ def issue_grant(
     assert expires is not None
     app.registry.add_issued(
         IssuedToken(
-            principal=Principal(id=principal, label=label, grants=parsed),
+            principal=Principal(id=principal, label=cmd.label, grants=parsed),
             token_hash=digest,
             expires=expires,
             issued_by=who.id,
@@ -222,7 +224,7 @@ def issue_grant(
     return {"principal": principal, "token": token, "expires": expires}
 
 
-def list_grants(app: App, who: Principal) -> dict[str, Any]:
+def list_grants(app: App, who: Principal, cmd: ListGrants) -> dict[str, Any]:
     check(who, "admin", Resource.store())
     with app.store.read() as tx:
         clients = tx.list_clients()
@@ -247,9 +249,9 @@ def list_grants(app: App, who: Principal) -> dict[str, Any]:
     return {"principals": principals}
 
 
-def revoke_grant(app: App, who: Principal, *, principal: str) -> dict[str, Any]:
+def revoke_grant(app: App, who: Principal, cmd: RevokeGrant) -> dict[str, Any]:
     check(who, "admin", Resource.store())
-    v.parse_id(principal, "g", "principal")
+    principal = f"g{cmd.principal}"
     if app.registry.remove_issued(principal) is None:
         with app.store.write() as tx:
             client = tx.get_client_by_principal(principal)

@@ -10,10 +10,9 @@ or late embedding is the fallback of section 5.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from .. import validation as v
+from ..commands import ListMemories, SearchMemories
 from ..errors import VenomError
 from ..fusion import FUSIONS, fuse_lists
 from ..grants import Access, Resource, check, readable_memories
@@ -38,40 +37,34 @@ __all__ = ["embed_text", "list_memories", "query_text", "search_memories"]
 
 
 def _filter(
-    tx: ReadTx,
-    who: Principal,
-    *,
-    spaces: Sequence[str] | None,
-    kinds: Sequence[str] | None,
-    tags: Sequence[str] | None,
-    session: str | None,
-    lineage_: bool,
-    include_deleted: bool = False,
-    importances: Sequence[str] | None = None,
-    branch: str | None = None,
+    tx: ReadTx, who: Principal, cmd: SearchMemories | ListMemories, *, include_deleted: bool
 ) -> MemoryFilter:
     """Check each explicit space and the session in full, then build the filter."""
-    if spaces is not None:
-        for space in spaces:
+    if cmd.spaces is not None:
+        for space in cmd.spaces:
             check(who, "read", Resource.of_space(space))
     session_ids: frozenset[int] | None = None
-    if session is not None:
-        row = check_session_readable(tx, who, v.parse_id(session, "s", "session"))
-        if lineage_:
+    if cmd.session is not None:
+        row = check_session_readable(tx, who, cmd.session)
+        if cmd.lineage:
             chain, _ = lineage(tx, who, row)
             session_ids = frozenset(s.id for s in chain)
         else:
             session_ids = frozenset({row.id})
     return MemoryFilter(
         access=readable_memories(who),
-        spaces=frozenset(spaces) if spaces is not None else None,
-        kinds=frozenset(kinds) if kinds is not None else None,
-        tags=frozenset(tags or ()),
+        spaces=_set(cmd.spaces),
+        kinds=_set(cmd.kinds),
+        tags=frozenset(cmd.tags or ()),
         sessions=session_ids,
-        importances=frozenset(importances) if importances is not None else None,
-        branch=branch,
+        importances=_set(cmd.importances),
+        branch=cmd.branch,
         include_deleted=include_deleted,
     )
+
+
+def _set(items: tuple[str, ...] | None) -> frozenset[str] | None:
+    return frozenset(items) if items is not None else None
 
 
 def _vector_filter(tx: ReadTx, where: MemoryFilter) -> MemoryFilter:
@@ -88,14 +81,14 @@ def _preview(memory: Memory) -> str:
     return cut_utf8(memory.content, SNIPPET_BYTES)
 
 
-def query_text(app: App, *, query: str, mode: str = "auto", **_: Any) -> str | None:
-    """The text memory.search will embed for these params, or ``None`` when it embeds
+def query_text(app: App, cmd: SearchMemories) -> str | None:
+    """The text memory.search will embed for this command, or ``None`` when it embeds
     nothing (mode ``fts``, no embedder or no vector index). A query with no words is
     ``invalid_params.query`` here, before any provider is called."""
-    query_tokens(query)
-    if mode == "fts" or app.embedder is None or app.vectors is None:
+    query_tokens(cmd.query)
+    if cmd.mode == "fts" or app.embedder is None or app.vectors is None:
         return None
-    return cut_utf8(query, app.settings.embed_input_bytes)
+    return cut_utf8(cmd.query, app.settings.embed_input_bytes)
 
 
 def embed_text(app: App, text: str) -> list[float] | None:
@@ -109,29 +102,14 @@ def embed_text(app: App, text: str) -> list[float] | None:
     return list(found[0])
 
 
-def search_memories(
-    app: App,
-    who: Principal,
-    *,
-    query: str,
-    spaces: Sequence[str] | None = None,
-    kinds: Sequence[str] | None = None,
-    tags: Sequence[str] | None = None,
-    session: str | None = None,
-    lineage: bool = False,
-    importances: Sequence[str] | None = None,
-    branch: str | None = None,
-    mode: str = "auto",
-    query_mode: str | None = None,
-    fusion: str | None = None,
-    limit: int = 10,
-) -> dict[str, Any]:
+def search_memories(app: App, who: Principal, cmd: SearchMemories) -> dict[str, Any]:
     """Search; hybrid when the app has an embedder and a vector index (see the module).
 
     ``query_mode`` and ``fusion`` default to the store's ``search.query_mode`` and
     ``search.fusion`` (docs/adr/0015, 0016)."""
-    query_mode = query_mode or app.settings.query_mode
-    fusion = fusion or app.settings.fusion
+    query, mode, limit = cmd.query, cmd.mode, cmd.limit
+    query_mode = cmd.query_mode or app.settings.query_mode
+    fusion = cmd.fusion or app.settings.fusion
     if query_mode not in QUERY_MODES:
         raise VenomError.param("type", "query_mode", f"query_mode {query_mode!r} is unknown")
     if fusion not in FUSIONS:
@@ -139,23 +117,13 @@ def search_memories(
     tokens = search_terms(query, query_mode)
     if mode == "vector" and app.embedder is None:
         raise VenomError("unsupported.embeddings_off", "mode vector needs embeddings on")
-    text = query_text(app, query=query, mode=mode)
+    text = query_text(app, cmd)
     query_vector = embed_text(app, text) if text is not None else None
     vectors = app.vectors
     if mode == "vector" and query_vector is None:
         raise VenomError("unavailable.embeddings", "the query could not be embedded")
     with app.store.read() as tx:
-        where = _filter(
-            tx,
-            who,
-            spaces=spaces,
-            kinds=kinds,
-            tags=tags,
-            session=session,
-            lineage_=lineage,
-            importances=importances,
-            branch=branch,
-        )
+        where = _filter(tx, who, cmd, include_deleted=False)
         use_vectors = mode != "fts" and query_vector is not None and vectors is not None
         # Without a vector list, the first `limit` of the full-text list are the results.
         depth = LIST_DEPTH if use_vectors else limit
@@ -206,36 +174,11 @@ def search_memories(
     return out
 
 
-def list_memories(
-    app: App,
-    who: Principal,
-    *,
-    spaces: Sequence[str] | None = None,
-    kinds: Sequence[str] | None = None,
-    tags: Sequence[str] | None = None,
-    session: str | None = None,
-    lineage: bool = False,
-    importances: Sequence[str] | None = None,
-    branch: str | None = None,
-    include_deleted: bool = False,
-    after: str | None = None,
-    limit: int = 50,
-) -> dict[str, Any]:
-    after_no = v.parse_id(after, "m", "after") if after is not None else None
+def list_memories(app: App, who: Principal, cmd: ListMemories) -> dict[str, Any]:
+    limit = cmd.limit
     with app.store.read() as tx:
-        where = _filter(
-            tx,
-            who,
-            spaces=spaces,
-            kinds=kinds,
-            tags=tags,
-            session=session,
-            lineage_=lineage,
-            include_deleted=include_deleted,
-            importances=importances,
-            branch=branch,
-        )
-        rows = tx.list_memories(where, after_no, limit + 1)
+        where = _filter(tx, who, cmd, include_deleted=cmd.include_deleted)
+        rows = tx.list_memories(where, cmd.after, limit + 1)
     page = rows[:limit]
     return {
         "memories": [hit_json(Hit(memory=m, snippet=_preview(m)), search=False) for m in page],

@@ -10,7 +10,14 @@ from typing import Any
 
 import attrs
 
-from .. import validation as v
+from ..commands import (
+    EndSession,
+    GetSession,
+    ListSessions,
+    PurgeSession,
+    SessionChain,
+    StartSession,
+)
 from ..errors import VenomError
 from ..grants import Access, Resource, check, holds, readable_sessions
 from ..ports import ReadTx, SessionFilter
@@ -81,47 +88,38 @@ def lineage(tx: ReadTx, who: Principal, session: Session) -> tuple[list[Session]
         current = parent
 
 
-def start_session(
-    app: App,
-    who: Principal,
-    *,
-    harness: str,
-    harness_session: str | None = None,
-    parent: str | None = None,
-    relation: str | None = None,
-    cwd: str | None = None,
-) -> dict[str, Any]:
-    parent_no = v.parse_id(parent, "s", "parent") if parent is not None else None
+def start_session(app: App, who: Principal, cmd: StartSession) -> dict[str, Any]:
+    parent_no = cmd.parent
     check(who, "write", Resource.of_session(None))
     with app.store.write() as tx:
-        if harness_session is not None:
-            existing = tx.find_session(harness, harness_session)
+        if cmd.harness_session is not None:
+            existing = tx.find_session(cmd.harness, cmd.harness_session)
             if existing is not None:
                 return {"session": session_id(existing.id), "changed": False}
         if parent_no is not None:
             _load_checked(tx, who, "read", parent_no)
         draft = Session(
             id=0,
-            harness=harness,
-            harness_session=harness_session,
+            harness=cmd.harness,
+            harness_session=cmd.harness_session,
             parent=parent_no,
-            relation=relation,
-            cwd=cwd,
+            relation=cmd.relation,
+            cwd=cmd.cwd,
             reported_by=who.provenance,
             started=app.clock.now(),
         )
         session = attrs.evolve(draft, id=tx.insert_session(draft))
-    data: dict[str, Any] = {"session": session_id(session.id), "harness": harness}
+    data: dict[str, Any] = {"session": session_id(session.id), "harness": cmd.harness}
     if parent_no is not None:
         data["parent"] = session_id(parent_no)
     app.events.emit("session.started", f"session:{session_id(session.id)}", data)
     return {"session": session_id(session.id), "changed": True}
 
 
-def end_session(app: App, who: Principal, *, session: str) -> dict[str, Any]:
-    number = v.parse_id(session, "s", "session")
+def end_session(app: App, who: Principal, cmd: EndSession) -> dict[str, Any]:
+    session = session_id(cmd.session)
     with app.store.write() as tx:
-        row = _load_checked(tx, who, "write", number)
+        row = _load_checked(tx, who, "write", cmd.session)
         if row.ended is not None:
             return {"session": session, "ended": row.ended, "changed": False}
         row = attrs.evolve(row, ended=app.clock.now())
@@ -130,30 +128,22 @@ def end_session(app: App, who: Principal, *, session: str) -> dict[str, Any]:
     return {"session": session, "ended": row.ended, "changed": True}
 
 
-def get_session(app: App, who: Principal, *, session: str) -> dict[str, Any]:
-    number = v.parse_id(session, "s", "session")
+def get_session(app: App, who: Principal, cmd: GetSession) -> dict[str, Any]:
     with app.store.read() as tx:
-        return session_json(visible(tx, who, _load_checked(tx, who, "read", number)))
+        return session_json(visible(tx, who, _load_checked(tx, who, "read", cmd.session)))
 
 
-def list_sessions(
-    app: App,
-    who: Principal,
-    *,
-    harness: str | None = None,
-    harness_session: str | None = None,
-    parent: str | None = None,
-    after: str | None = None,
-    limit: int = 50,
-) -> dict[str, Any]:
-    parent_no = v.parse_id(parent, "s", "parent") if parent is not None else None
-    after_no = v.parse_id(after, "s", "after") if after is not None else None
+def list_sessions(app: App, who: Principal, cmd: ListSessions) -> dict[str, Any]:
     access: Access = readable_sessions(who)
     where = SessionFilter(
-        access=access, harness=harness, harness_session=harness_session, parent=parent_no
+        access=access,
+        harness=cmd.harness,
+        harness_session=cmd.harness_session,
+        parent=cmd.parent,
     )
+    limit = cmd.limit
     with app.store.read() as tx:
-        rows = tx.list_sessions(where, after_no, limit + 1)
+        rows = tx.list_sessions(where, cmd.after, limit + 1)
         page = [visible(tx, who, s) for s in rows[:limit]]
     more = len(rows) > limit
     return {
@@ -162,10 +152,9 @@ def list_sessions(
     }
 
 
-def session_chain(app: App, who: Principal, *, session: str) -> dict[str, Any]:
-    number = v.parse_id(session, "s", "session")
+def session_chain(app: App, who: Principal, cmd: SessionChain) -> dict[str, Any]:
     with app.store.read() as tx:
-        row = _load_checked(tx, who, "read", number)
+        row = _load_checked(tx, who, "read", cmd.session)
         chain, truncated = lineage(tx, who, row)
     if truncated:
         # Whatever stopped the chain (the limit, a purge, a hidden parent) looks the same.
@@ -173,8 +162,8 @@ def session_chain(app: App, who: Principal, *, session: str) -> dict[str, Any]:
     return {"chain": [session_json(s) for s in chain], "truncated": truncated}
 
 
-def purge_session(app: App, who: Principal, *, session: str) -> dict[str, Any]:
-    number = v.parse_id(session, "s", "session")
+def purge_session(app: App, who: Principal, cmd: PurgeSession) -> dict[str, Any]:
+    number, session = cmd.session, session_id(cmd.session)
     check(who, "admin", Resource.store())
     with app.store.write() as tx:
         if tx.get_session(number) is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..commands import DescribeSpace, ListSpaces, StoreStatus
 from ..grants import Access, Resource, check
 from ..ports import SpaceSummary
 from ..records import Principal, SpaceDescription
@@ -27,7 +28,7 @@ def _space_access(who: Principal) -> Access:
     return Access(spaces=frozenset(spaces))
 
 
-def list_spaces(app: App, who: Principal) -> dict[str, Any]:
+def list_spaces(app: App, who: Principal, cmd: ListSpaces) -> dict[str, Any]:
     access = _space_access(who)
     if access.nothing:
         return {"spaces": []}
@@ -47,11 +48,12 @@ def _space_json(summary: SpaceSummary) -> dict[str, Any]:
     return out
 
 
-def describe_space(app: App, who: Principal, *, space: str, description: str) -> dict[str, Any]:
+def describe_space(app: App, who: Principal, cmd: DescribeSpace) -> dict[str, Any]:
     """Set what belongs in a space and when to recall it; an empty description clears it.
 
     Needs write on the space, as adding to it does. A described space is listed even while it
     holds no live memory (ADR 0018)."""
+    space, description = cmd.space, cmd.description
     check(who, "write", Resource.of_space(space))
     with app.store.write() as tx:
         current = tx.space_descriptions([space]).get(space)
@@ -69,7 +71,7 @@ def describe_space(app: App, who: Principal, *, space: str, description: str) ->
     return {"space": space, "changed": True}
 
 
-def store_status(app: App, who: Principal) -> dict[str, Any]:
+def store_status(app: App, who: Principal, cmd: StoreStatus) -> dict[str, Any]:
     """Counts, sizes and versions. Unscoped: it needs read on the whole store (``*``)."""
     check(who, "read", Resource.store())
     facts = app.store.describe()

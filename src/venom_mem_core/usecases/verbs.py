@@ -18,7 +18,10 @@ ahead of time, off its store threads (docs/adr/0026).
 
 A use case is named here (``"memories.add_memory"``) and imported on first use: the MCP
 adapter reads this table to size its catalog and must answer ``tools/list`` without loading
-every use case (bench/bench_mcp_start.py).
+every use case (bench/bench_mcp_start.py). A use case receives its verb's typed command
+(:mod:`venom_mem_core.commands`), which :func:`command` structures from checked params with
+the boundary's one converter (:mod:`venom_mem_core.converter`, loaded on first use too: it
+imports cattrs).
 """
 
 from __future__ import annotations
@@ -34,12 +37,13 @@ from ..manifest import MANIFEST
 from ..manifest_types import Verb
 
 if TYPE_CHECKING:
+    from ..commands import Command
     from ..records import Principal
     from .app import App
 
-__all__ = ["VERBS", "Binding", "Handler", "Runs", "call"]
+__all__ = ["VERBS", "Binding", "Handler", "Runs", "call", "command"]
 
-Handler = Callable[..., dict[str, Any]]
+Handler = Callable[..., dict[str, Any]]  # handler(app, who, command)
 Runs = Literal["reader", "writer", "daemon"]
 
 
@@ -63,12 +67,12 @@ class Binding:
 
     @property
     def handler(self) -> Handler | None:
-        """The use case: ``handler(app, who, **params)`` gives the verb's ok object."""
+        """The use case: ``handler(app, who, command)`` gives the verb's ok object."""
         return None if self.use_case is None else _use_case(self.use_case)
 
     @property
     def embeds(self) -> Callable[..., str | None] | None:
-        """``embeds(app, **params)``: the text the use case will embed, or ``None``."""
+        """``embeds(app, command)``: the text the use case will embed, or ``None``."""
         return None if self.embeds_with is None else _use_case(self.embeds_with)
 
     @property
@@ -136,6 +140,14 @@ VERBS: Mapping[str, Binding] = dict(
 )
 
 
+def command(verb: str, params: Mapping[str, Any]) -> Command:
+    """Core verb ``verb``'s command from params checked against the manifest; a value the
+    converter can't take is ``invalid_params.*`` (see :mod:`venom_mem_core.converter`)."""
+    from ..converter import structure_command  # cattrs: only where commands are made
+
+    return structure_command(verb, params)
+
+
 def call(app: App, who: Principal, verb: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """Run a core verb with params already checked against the manifest. A manifest verb
     that only a daemon answers (ping, doctor, events, ...) is ``unsupported.verb`` here."""
@@ -147,4 +159,4 @@ def call(app: App, who: Principal, verb: str, params: Mapping[str, Any]) -> dict
             f"{verb} is answered by the daemon, not in process",
             {"fix": "from venom_mem_adapters.client import connect  # and call it there"},
         )
-    return handler(app, who, **params)
+    return handler(app, who, command(verb, params))

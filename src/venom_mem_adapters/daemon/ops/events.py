@@ -30,6 +30,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import attrs
 
+from venom_mem_core.commands import ListSessions, ListSpaces, SessionId
 from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Resource, holds
 from venom_mem_core.ports import Store
@@ -275,14 +276,14 @@ def snapshot(
     want_spaces = types is None or any(t.startswith("memory.") for t in types)
     want_sessions = types is None or any(t.startswith("session.") for t in types)
     if want_spaces:
-        for space in list_spaces(app, who)["spaces"]:
+        for space in list_spaces(app, who, ListSpaces())["spaces"]:
             entity = {"entity": "space", "resource": f"space:{space['space']}", "data": space}
             if not left.take(entity):
                 return entities, True
             entities.append(entity)
-    after: str | None = None
+    after: SessionId | None = None
     while want_sessions:
-        page = list_sessions(app, who, after=after, limit=SESSION_PAGE)
+        page = list_sessions(app, who, ListSessions(after=after, limit=SESSION_PAGE))
         for session in page["sessions"]:
             entity = {
                 "entity": "session",
@@ -292,9 +293,9 @@ def snapshot(
             if not left.take(entity):
                 return entities, True
             entities.append(entity)
-        after = page["next"]
-        if after is None:
+        if page["next"] is None:
             break
+        after = SessionId(int(page["next"][1:]))  # the s<N> the page itself wrote
     return entities, False
 
 
