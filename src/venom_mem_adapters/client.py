@@ -60,7 +60,9 @@ def reply_budget_s(verb: str, params: Mapping[str, Any] | None = None) -> float:
 
     found = MANIFEST.verb(verb)
     budget_ms = found.reply_budget_ms if found is not None else 30_000
-    wait = (params or {}).get("wait_ms")
+    # A caller's params may be any JSON (the daemon refuses a non-object with
+    # invalid_params.type); only an object can ask for a long poll.
+    wait = params.get("wait_ms") if isinstance(params, Mapping) else None
     if isinstance(wait, int) and not isinstance(wait, bool) and wait > 0:
         budget_ms += wait
     return budget_ms / 1000
@@ -90,7 +92,10 @@ class Connection:
     ) -> int:
         request_id = self._next_id
         self._next_id += 1
-        frame = encode_frame({"id": request_id, "verb": verb, "params": dict(params or {})})
+        # Anything but an object goes as it is, for the daemon to refuse: dict() would turn
+        # ["m1"] into {"m": "1"} and send a request nobody wrote.
+        sent = {} if params is None else dict(params) if isinstance(params, Mapping) else params
+        frame = encode_frame({"id": request_id, "verb": verb, "params": sent})
         if len(frame) > MAX_FRAME:
             raise VenomError.param("range", "params", "the request is larger than 1 MiB")
         self._since = time.monotonic()

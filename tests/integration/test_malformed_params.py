@@ -80,8 +80,12 @@ def test_the_daemon_and_local_client_refuse_malformed_params_alike(
         expected = (f"invalid_params.{code}", param)
         assert _refusal(daemon.call, verb, params) == expected, (verb, params)
         assert _refusal(local.call, verb, params) == expected, (verb, params)
-    # params that aren't an object (the socket's own test sends them raw)
-    assert _refusal(local.call, "memory.get", ["m1"]) == ("invalid_params.type", "params")
+    # params that aren't an object: the socket client sends them as they are (its reply
+    # budget reads wait_ms only from an object) and the daemon refuses them as LocalClient does
+    for not_an_object in (["m1"], "m1", 7):
+        expected = ("invalid_params.type", "params")
+        assert _refusal(daemon.call, "memory.get", not_an_object) == expected, not_an_object
+        assert _refusal(local.call, "memory.get", not_an_object) == expected, not_an_object
     # and both still serve: nothing above reached a use case
     assert daemon.call("memory.add", {"space": "user", "content": "x"})["id"] == "m1"
     assert local.call("memory.add", {"space": "user", "content": "x"})["id"] == "m1"
