@@ -239,7 +239,9 @@ class Store(Protocol):
         Called at serve, before the socket exists, and while serving until it is done."""
 
     def describe(self) -> dict[str, Any]:
-        """Facts for store.status: ``path``, ``schema_version``, ``sqlite_version``, ``bytes``."""
+        """Facts for store.status: ``path``, ``schema_version``, ``sqlite_version``, ``bytes``,
+        and optionally ``engine``, the engine and its version (``sqlite 3.46.0``,
+        ``postgresql 15.18``): ``sqlite_version`` is RFC-0020's and says ``none`` off SQLite."""
 
     def close(self) -> None: ...
 

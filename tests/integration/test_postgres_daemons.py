@@ -212,6 +212,13 @@ def test_doctor_warns_about_purge_and_names_no_credentials(
     status = a.ok("store", "status", token="@owner")
     assert status["path"].startswith("postgresql:///postgres?options=")
     assert status["schema_version"] == 2
+    # RFC-0020's field stays, and says none; the engine and its version are beside it, and
+    # doctor names the same version.
+    assert status["sqlite_version"] == "none"
+    engine, version = status["engine"].split(" ")
+    assert engine == "postgresql"
+    assert int(version.split(".")[0]) >= 13
+    assert checks["store.postgres"]["message"] == f"PostgreSQL {version}"
     gone = a.run("memory", "get", "--id", "m1", "--json", token=token)
     assert gone.json["error"]["code"] == "not_found.memory"
 

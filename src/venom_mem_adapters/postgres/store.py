@@ -172,12 +172,14 @@ class PostgresStore:
             row = tx.connection.execute(
                 "SELECT pg_database_size(current_database()), current_setting('server_version')"
             ).fetchone()
-        size, server = (int(row[0]), str(row[1])) if row else (0, "")
+        # "15.18 (Debian 15.18-1)": the version is the first word
+        size, server = (int(row[0]), str(row[1]).split(" ")[0]) if row else (0, "")
         return {
             "path": self.url,
             "schema_version": version,
             "sqlite_version": "none",
             "postgres_version": server,
+            "engine": f"postgresql {server}",
             "bytes": size,
         }
 

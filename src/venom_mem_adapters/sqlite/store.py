@@ -251,6 +251,7 @@ class SqliteStore:
             "path": self._name,
             "schema_version": version,
             "sqlite_version": apsw.sqlite_lib_version(),
+            "engine": f"sqlite {apsw.sqlite_lib_version()}",
             "bytes": size,
         }
 
