@@ -247,6 +247,10 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
         super().__init__(connection, where)
         self._memo = None  # a write changes rows: never answer from a copy
 
+    def _insert(self, sql: str, params: Sequence[Any]) -> int | None:
+        row = self._one(f"{sql} RETURNING id", params)
+        return int(row[0]) if row else None
+
     def _lock(self, *key: str) -> None:
         """A transaction advisory lock on ``key``, held until commit or rollback."""
         self._rows("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("\x1f".join(key),))
@@ -266,10 +270,10 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
             "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'clients_version'"
         )
 
-    def _indexed(self, memory: Memory) -> None:
+    def _indexed(self, memory: Memory, id: int) -> None:
         """Write a live memory's length and postings (fts.py)."""
         length, postings = fts.postings(memory)
-        self._send("INSERT INTO memory_fts (memory, length) VALUES (%s, %s)", (memory.id, length))
+        self._send("INSERT INTO memory_fts (memory, length) VALUES (%s, %s)", (id, length))
         if not postings:
             return
         with translated(self._where), self._connection.cursor() as cursor:
@@ -279,7 +283,7 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
                 [
                     (
                         p.term,
-                        memory.id,
+                        id,
                         list(p.title),
                         list(p.content),
                         list(p.tags),
@@ -320,4 +324,4 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
         if old_deleted is None:
             self._send("DELETE FROM memory_fts WHERE memory = %s", (memory.id,))
         if memory.deleted is None:
-            self._indexed(memory)
+            self._indexed(memory, memory.id)

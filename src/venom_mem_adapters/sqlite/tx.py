@@ -150,6 +150,13 @@ class SqliteReadTx(SqlReadTx):
 class SqliteWriteTx(SqliteReadTx, SqlWriteTx):
     """Changes inside the store's one IMMEDIATE write transaction."""
 
+    def _insert(self, sql: str, params: Sequence[Any]) -> int | None:
+        with translated(self._path):
+            self._connection.execute(sql, tuple(params)).fetchall()
+            if not self._connection.changes():  # the statement's own rows, not triggers'
+                return None
+            return self._connection.last_insert_rowid()
+
     def replace_memory(self, memory: Memory) -> None:
         try:
             changed = self._run(
