@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from types import TracebackType
-from typing import Self
+
+TYPE_CHECKING = False  # typing costs the --json path milliseconds (client.py); mypy sees it
+if TYPE_CHECKING:
+    from typing import Self
 
 __all__ = ["ClosesOnExit"]
 
