@@ -27,11 +27,11 @@ import os
 import socket
 import time
 from collections.abc import Mapping
-from types import TracebackType
 
 from venom_mem_core.errors import VenomError
 
 from . import socket_trust
+from .closing import ClosesOnExit
 from .daemon_record import read_record
 from .runtime_paths import default_store_path, socket_path
 from .wire import MAX_FRAME, decode_frame, encode_frame
@@ -68,7 +68,7 @@ def reply_budget_s(verb: str, params: Mapping[str, Any] | None = None) -> float:
     return budget_ms / 1000
 
 
-class Connection:
+class Connection(ClosesOnExit):
     """One authenticated connection. Not thread-safe: one call at a time."""
 
     def __init__(
@@ -190,17 +190,6 @@ class Connection:
 
     def close(self) -> None:
         self._sock.close()
-
-    def __enter__(self) -> Connection:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def daemon_timeout(path: str, pid: int, verb: str, waited_s: float) -> VenomError:

@@ -469,7 +469,13 @@ class InMemoryStore:
             self.erase_traces()
 
     def describe(self) -> dict[str, Any]:
-        return {"path": ":memory:", "schema_version": 2, "sqlite_version": "none", "bytes": 0}
+        return {
+            "path": ":memory:",
+            "schema_version": 2,
+            "sqlite_version": "none",
+            "engine": "in-memory",
+            "bytes": 0,
+        }
 
     def close(self) -> None:
         with self._writer, self._publish:

@@ -721,6 +721,12 @@ STORE_VERBS = (
             _f("path", "Database path", STR),
             _f("schema_version", "Schema version", INT),
             _f("sqlite_version", "SQLite library version", STR),
+            _f(
+                "engine",
+                "The store's engine and version: sqlite 3.46.0, postgresql 15.18",
+                STR,
+                False,
+            ),
             _f("bytes", "Database and WAL size", INT),
             _f("memories", "Live memories", INT),
             _f("deleted", "Deleted memories kept as tombstones", INT),

@@ -308,7 +308,15 @@ class Verb(_Frozen):
         return None
 
 
-class Manifest(_Frozen):
+class _VerbIndex(_Frozen):
+    """The verbs by name, built once. Its slot sits on this base so that the manifest's own
+    ``__slots__`` (what equality, repr and :meth:`_Frozen.replace` read) stay its fields."""
+
+    __slots__ = ("_by_name",)
+    _by_name: dict[str, Verb]
+
+
+class Manifest(_VerbIndex):
     __slots__ = ("format", "summary", "tool", "verbs")
     format: int
     tool: str
@@ -317,15 +325,14 @@ class Manifest(_Frozen):
 
     def __init__(self, format: int, tool: str, summary: str, verbs: tuple[Verb, ...]) -> None:
         self._set(format=format, tool=tool, summary=summary, verbs=verbs)
+        self._set(_by_name={v.name: v for v in verbs})
 
     def __hash__(self) -> int:
         return hash(self.tool)
 
     def verb(self, name: str) -> Verb | None:
-        for v in self.verbs:
-            if v.name == name:
-                return v
-        return None
+        """Every request looks its verb up here: a dict, not a scan of the tuple."""
+        return self._by_name.get(name)
 
     @property
     def nouns(self) -> list[str]:

@@ -28,6 +28,7 @@ __all__ = [
     "RanksLikeFts5",
     "ReadTx",
     "SessionFilter",
+    "SharedPrincipals",
     "SpaceSummary",
     "Store",
     "StoreCounts",
@@ -238,7 +239,9 @@ class Store(Protocol):
         Called at serve, before the socket exists, and while serving until it is done."""
 
     def describe(self) -> dict[str, Any]:
-        """Facts for store.status: ``path``, ``schema_version``, ``sqlite_version``, ``bytes``."""
+        """Facts for store.status: ``path``, ``schema_version``, ``sqlite_version``, ``bytes``,
+        and optionally ``engine``, the engine and its version (``sqlite 3.46.0``,
+        ``postgresql 15.18``): ``sqlite_version`` is RFC-0020's and says ``none`` off SQLite."""
 
     def close(self) -> None: ...
 
@@ -258,6 +261,19 @@ class RanksLikeFts5(Protocol):
 
     @property
     def ranks_like_fts5(self) -> Literal[True]: ...
+
+
+@runtime_checkable
+class SharedPrincipals(Protocol):
+    """A store several daemons share (PostgreSQL), whose clients any of them may add or remove.
+
+    Optional. ``clients_version`` is a counter every client.add and removal moves in its own
+    transaction: a daemon checks it before it trusts a token and reloads its registry when it
+    moved, so a client added or removed through another daemon counts at once (docs/adr/0028).
+    A store only one daemon opens (SQLite) doesn't declare it, and the daemon asks nothing.
+    """
+
+    def clients_version(self) -> str: ...
 
 
 class Clock(Protocol):

@@ -88,6 +88,7 @@ def test_mem_01_doctor_reports_store_path_and_schema_version(world: World) -> No
     major, minor, *_ = (int(n) for n in status["sqlite_version"].split("."))
     assert (major, minor) >= (3, 42)
     assert status["sqlite_version"] in checks["store.sqlite"]["message"]
+    assert status["engine"] == f"sqlite {status['sqlite_version']}"
 
 
 def test_mem_01_cli_and_mcp_come_from_one_manifest() -> None:

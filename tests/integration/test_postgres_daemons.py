@@ -5,8 +5,11 @@ MEM-04 across daemons: 16 racing processes split over both daemons give one upda
 (``conflict.memory_revision`` to the rest) and one row for racing adds (``changed: false`` to
 the rest). Client tokens are read from the database: added through one daemon, a token works
 on the other at once; removed through one, it is refused on the other at its next request,
-on a new connection and on a held one. Section 1's transcript runs with its two harnesses on
-the two daemons, and one daemon's events reach the other's followers (LISTEN/NOTIFY).
+on a new connection and on a held one. A grant.issue token is the one exception, by
+RFC-0020's own rule: it lives and dies with the daemon that issued it. Sessions started at
+once through both daemons get distinct IDs that are never given again. Section 1's
+transcript runs with its two harnesses on the two daemons, and one daemon's events reach
+the other's followers (LISTEN/NOTIFY).
 """
 
 from __future__ import annotations
@@ -127,6 +130,59 @@ def test_a_removed_client_is_refused_on_the_other_daemon(machines: tuple[World, 
     assert refused.json["error"]["data"]["reason"] == "revoked"
 
 
+def test_racing_session_starts_across_daemons_get_distinct_ids(
+    machines: tuple[World, World],
+) -> None:
+    """16 processes start sessions at once through both daemons: 16 IDs, none lost, all
+    distinct; 8 more starting one harness session get one ID; a purged ID is not given again."""
+    a, b = machines
+    token = a.add_client("claude-code")
+    b.ok("store", "status")
+
+    def start(n: int, harness_session: str) -> str:
+        world = (a, b)[n % 2]
+        started = world.ok("session", "start", "--harness", "claude-code",
+                           "--harness-session", harness_session, token=token)  # fmt: skip
+        return str(started["session"])
+
+    with ThreadPoolExecutor(16) as pool:
+        ids = list(pool.map(start, range(16), [f"h{n}" for n in range(16)]))
+        same = list(pool.map(start, range(8), ["shared"] * 8))
+    assert len(set(ids)) == 16, ids
+    assert sorted(int(i[1:]) for i in ids + same[:1]) == list(range(1, 18))
+    assert len(set(same)) == 1, same
+    for world in (a, b):
+        listed = world.ok("session", "list", "--limit", "100", token=token)["sessions"]
+        assert {s["session"] for s in listed} == {*ids, same[0]}
+    a.ok("session", "purge", "--session", "s17", token="@owner")
+    # An identity column only goes up: the next session is s18 on either daemon, never s17.
+    assert start(1, "after-purge") == "s18"
+    assert start(0, "after-purge-2") == "s19"
+
+
+def test_an_issued_grant_token_is_valid_only_on_its_daemon(machines: tuple[World, World]) -> None:
+    """RFC-0020 section 4: a grant.issue token "dies with the daemon", so it lives in that
+    daemon's memory alone; another daemon on the same database has never heard of it and
+    refuses it as any token it doesn't know (docs/adr/0028)."""
+    a, b = machines
+    a.add_client("claude-code")
+    b.ok("store", "status")
+    issued = a.ok("grant", "issue", "--grants", '[{"right":"read","scope":"*"}]',
+                  "--label", "ci", token="@owner")  # fmt: skip
+    assert a.ok("whoami", token=issued["token"])["principal"] == issued["principal"]
+    refused = b.run("memory", "list", "--json", token=issued["token"])
+    assert refused.code == 4, refused
+    assert refused.json["error"]["code"] == "denied.token"
+    # B's registry hasn't reloaded since before g2 was drawn, so g2 is a number it never saw.
+    assert refused.json["error"]["data"]["reason"] == "invalid"
+    # B doesn't list it either; A still does, and the token still works on A.
+    principals = {p["principal"] for p in b.ok("grant", "list", token="@owner")["principals"]}
+    assert issued["principal"] not in principals
+    principals = {p["principal"] for p in a.ok("grant", "list", token="@owner")["principals"]}
+    assert issued["principal"] in principals
+    assert a.ok("memory", "list", token=issued["token"]) == {"memories": [], "next": None}
+
+
 def test_a_password_in_store_url_is_refused(machines: tuple[World, World]) -> None:
     a, _ = machines
     a.write_config('.{ .store = .{ .url = "postgresql://team:hunter2@db.example/mem" } }')
@@ -156,6 +212,13 @@ def test_doctor_warns_about_purge_and_names_no_credentials(
     status = a.ok("store", "status", token="@owner")
     assert status["path"].startswith("postgresql:///postgres?options=")
     assert status["schema_version"] == 2
+    # RFC-0020's field stays, and says none; the engine and its version are beside it, and
+    # doctor names the same version.
+    assert status["sqlite_version"] == "none"
+    engine, version = status["engine"].split(" ")
+    assert engine == "postgresql"
+    assert int(version.split(".")[0]) >= 13
+    assert checks["store.postgres"]["message"] == f"PostgreSQL {version}"
     gone = a.run("memory", "get", "--id", "m1", "--json", token=token)
     assert gone.json["error"]["code"] == "not_found.memory"
 

@@ -25,6 +25,7 @@ def test_describe(store: InMemoryStore) -> None:
         "path": ":memory:",
         "schema_version": 2,
         "sqlite_version": "none",
+        "engine": "in-memory",
         "bytes": 0,
     }
     store.erase_traces()

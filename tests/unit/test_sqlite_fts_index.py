@@ -21,7 +21,7 @@ import pytest
 
 from tests.support.records import draft_memory
 from venom_mem_adapters.sqlite import SqliteStore, bm25, fts_index, open_connection
-from venom_mem_adapters.sqlite.filters import Predicate, access_predicate
+from venom_mem_adapters.sqlite.filters import FILTERS, Predicate
 from venom_mem_adapters.sqlite.match import fts_match_expression
 from venom_mem_adapters.sqlite.schema import SCHEMA_V1
 from venom_mem_core.grants import Access
@@ -335,7 +335,7 @@ def test_the_cache_follows_the_connections_own_commits(tmp_path: Path) -> None:
     connection = open_connection(path, readonly=False)
     try:
         bm25.register(connection)
-        readable = access_predicate(Access(spaces=frozenset({"mine"})), alias="m")
+        readable = FILTERS.access_predicate(Access(spaces=frozenset({"mine"})), alias="m")
         insert(connection, "alpha beta")
         first = bm25.rank_readable(connection, ["alpha"], readable, 10)
         insert(connection, "alpha " + "filler " * 30)

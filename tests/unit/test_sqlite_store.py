@@ -560,6 +560,7 @@ def test_describe(store: SqliteStore) -> None:
     assert facts["path"] == str(store.path)
     assert facts["schema_version"] == 2
     assert facts["sqlite_version"] == apsw.sqlite_lib_version()
+    assert facts["engine"] == f"sqlite {apsw.sqlite_lib_version()}"
     assert facts["bytes"] >= store.path.stat().st_size > 0
 
 

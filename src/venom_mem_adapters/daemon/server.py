@@ -39,7 +39,7 @@ from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest_types import Verb
-from venom_mem_core.ports import Embedder
+from venom_mem_core.ports import Embedder, SharedPrincipals
 from venom_mem_core.records import Grant, Principal
 from venom_mem_core.usecases import principals
 from venom_mem_core.usecases.app import App
@@ -183,6 +183,10 @@ class Daemon:
         self._stopping = anyio.Event()
         self.write_failure: str | None = None
         self._clients_seen: str | None = None  # the store's clients counter last reloaded
+        # Asked once: a store others write too says so by its type (ports.SharedPrincipals).
+        self._shared: SharedPrincipals | None = (
+            app.store if isinstance(app.store, SharedPrincipals) else None
+        )
         self.disk_full: DiskFull | None = None
 
     # Serving ------------------------------------------------------------------------------
@@ -349,13 +353,12 @@ class Daemon:
         """Before a token is trusted: on a store several daemons share (PostgreSQL), reload
         the registry when the store's clients counter moved, so a client added or removed
         through another daemon counts here at this request (docs/adr/0028)."""
-        version_of = getattr(self.app.store, "clients_version", None)
-        if version_of is None:
+        if self._shared is None:
             return
-        await anyio.to_thread.run_sync(self._sync_clients, version_of)
+        await anyio.to_thread.run_sync(self._sync_clients, self._shared)
 
-    def _sync_clients(self, version_of: Callable[[], str]) -> None:
-        version = version_of()
+    def _sync_clients(self, shared: SharedPrincipals) -> None:
+        version = shared.clients_version()
         if version != self._clients_seen:
             self.app.registry.reload(self.app.store)
             self._clients_seen = version

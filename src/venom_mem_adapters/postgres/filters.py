@@ -8,7 +8,7 @@ from typing import Any
 
 from ..sql_filters import Dialect, Predicate, SqlFilters
 
-__all__ = ["Predicate", "access_predicate", "memory_predicate", "session_predicate"]
+__all__ = ["FILTERS", "Predicate"]
 
 
 def _in(column: str, values: Iterable[Any]) -> Predicate:
@@ -18,7 +18,7 @@ def _in(column: str, values: Iterable[Any]) -> Predicate:
     return Predicate(f"{column} = ANY(%s)", (listed,))
 
 
-_POSTGRES = SqlFilters(
+FILTERS = SqlFilters(
     Dialect(
         param="%s",
         true="TRUE",
@@ -27,6 +27,3 @@ _POSTGRES = SqlFilters(
         in_set=_in,
     )
 )
-access_predicate = _POSTGRES.access_predicate
-memory_predicate = _POSTGRES.memory_predicate
-session_predicate = _POSTGRES.session_predicate

@@ -20,21 +20,9 @@ Version 2 adds importance, branches and space descriptions, as SQLite's ladder d
 
 from __future__ import annotations
 
-__all__ = ["APPLICATION_ID", "SCHEMA_V1", "SCHEMA_V2", "TABLES"]
+__all__ = ["APPLICATION_ID", "SCHEMA_V1", "SCHEMA_V2"]
 
 APPLICATION_ID = "1447904589"  # 0x564D454D, "VMEM", the SQLite store's application_id
-
-TABLES = (
-    "meta",
-    "sessions",
-    "memories",
-    "memory_versions",
-    "memory_vectors",
-    "clients",
-    "memory_fts",
-    "memory_fts_terms",
-    "spaces",
-)
 
 _TEXT = 'TEXT COLLATE "C"'
 

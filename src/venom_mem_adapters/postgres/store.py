@@ -16,7 +16,6 @@ import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
@@ -25,6 +24,7 @@ from psycopg_pool import ConnectionPool
 from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import ERASE_PENDING, Store
 
+from ..sql_store import SqlStore
 from ..store_url import check_url, public_url
 from .errors import translated
 from .migrations import DEFAULT_MIGRATIONS, Migration, migrate
@@ -50,7 +50,7 @@ def _configure(connection: Connection) -> None:
     connection.execute("SET application_name = 'venom-mem'")
 
 
-class PostgresStore:
+class PostgresStore(SqlStore):
     """The Store port on PostgreSQL. Build it with :meth:`open`."""
 
     # FTS5's terms, bm25 and snippets through venom_mem_core.fts (postgres/fts.py), so the
@@ -166,27 +166,20 @@ class PostgresStore:
         with self.write() as tx:
             tx.delete_meta(ERASE_PENDING)
 
-    def erase_pending_traces(self) -> None:
-        self._check_open()
-        if self.erase_pending():
-            self.erase_traces()
-
-    def erase_pending(self) -> bool:
-        with self.read() as tx:
-            return tx.get_meta(ERASE_PENDING) is not None
-
     def describe(self) -> dict[str, Any]:
         with self.read() as tx:
             version = tx.schema_version()
             row = tx.connection.execute(
                 "SELECT pg_database_size(current_database()), current_setting('server_version')"
             ).fetchone()
-        size, server = (int(row[0]), str(row[1])) if row else (0, "")
+        # "15.18 (Debian 15.18-1)": the version is the first word
+        size, server = (int(row[0]), str(row[1]).split(" ")[0]) if row else (0, "")
         return {
             "path": self.url,
             "schema_version": version,
             "sqlite_version": "none",
             "postgres_version": server,
+            "engine": f"postgresql {server}",
             "bytes": size,
         }
 
@@ -195,17 +188,6 @@ class PostgresStore:
             return
         self._closed = True
         self._pool.close()
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 if TYPE_CHECKING:

@@ -1,9 +1,10 @@
 """The ReadTx and WriteTx ports over one psycopg connection inside an open transaction.
 
-The store opens and ends the transaction (store.py); these classes only run statements,
-through :meth:`PgReadTx._rows` and :meth:`PgReadTx._run`, which fetch eagerly inside
-:func:`translated`. Values are always bound; the only SQL built at run time is the shape of a
-filter (filters.py) and column lists.
+The store opens and ends the transaction (store.py); these classes only run statements. The
+queries both SQL stores share are written once (``venom_mem_adapters/sql_tx.py``); this
+module supplies PostgreSQL's doors (:meth:`PgReadTx._rows`, :meth:`PgReadTx._run`, which
+fetch eagerly inside :func:`translated`, and :meth:`PgReadTx._send`, pipelined), the
+ranking and snippets of fts.py, the postings a write keeps, and the locks.
 
 Several daemons write the same database at once, so a write transaction (READ COMMITTED)
 takes the locks that make the use cases' read-then-write steps hold as they do behind
@@ -30,67 +31,33 @@ import attrs
 import psycopg
 
 from venom_mem_core.errors import VenomError
-from venom_mem_core.grants import Access
-from venom_mem_core.ports import MemoryFilter, SessionFilter, SpaceSummary, StoreCounts
-from venom_mem_core.records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
+from venom_mem_core.ports import MemoryFilter
+from venom_mem_core.records import Memory, Session
 from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
-from ..sqlite.rows import (
-    CLIENT_COLUMNS,
-    MEMORY_COLUMNS,
-    SESSION_COLUMNS,
-    SPACE_COLUMNS,
-    VERSION_COLUMNS,
-    client_from_row,
-    client_values,
-    columns,
-    memory_from_row,
-    memory_values,
-    session_from_row,
-    session_values,
-    space_from_row,
-    space_values,
-    version_from_row,
-    version_values,
-)
+from ..sql_rows import MEMORY_COLUMNS, memory_from_row, memory_values
+from ..sql_tx import MEMORY, Row, SqlReadTx, SqlWriteTx, assignments, only_live
 from . import fts
 from .errors import translated
-from .filters import Predicate, access_predicate, memory_predicate, session_predicate
+from .filters import FILTERS, Predicate
 
 __all__ = ["PgReadTx", "PgWriteTx"]
 
-Row = tuple[Any, ...]
 
-_MEMORY = columns(MEMORY_COLUMNS, "m")
-_SESSION = columns(SESSION_COLUMNS, "s")
-_VERSION = columns(VERSION_COLUMNS)
-_CLIENT = columns(CLIENT_COLUMNS)
-_SPACE = columns(SPACE_COLUMNS)
-_CONTEXT_ORDER = (
-    "CASE m.importance WHEN 'critical' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END,"
-    " m.updated DESC, m.id DESC"
-)
-
-
-def _only_live(where: MemoryFilter) -> bool:
-    """Whether the filter admits every live row (an all-seeing caller, no narrowing)."""
+def _corpus(readable: Predicate) -> str:
+    """The readable corpus's size, ``n`` rows of ``t`` tokens (float8, as BM25 divides)."""
+    if readable.sql == FILTERS.dialect.true:
+        return "SELECT count(*)::float8 AS n, coalesce(sum(length), 0)::float8 AS t FROM memory_fts"
     return (
-        where.access.everything
-        and where.spaces is None
-        and where.kinds is None
-        and not where.tags
-        and where.sessions is None
-        and where.importances is None
-        and where.branch is None
+        "SELECT count(*)::float8 AS n, coalesce(sum(f.length), 0)::float8 AS t"
+        f" FROM memory_fts AS f JOIN memories AS m ON m.id = f.memory WHERE {readable.sql}"
     )
 
 
-def _placeholders(count: int) -> str:
-    return ", ".join(["%s"] * count)
-
-
-class PgReadTx:
+class PgReadTx(SqlReadTx):
     """Queries over the snapshot of the connection's current transaction."""
+
+    filters = FILTERS
 
     def __init__(self, connection: psycopg.Connection[Row], where: str) -> None:
         self._connection = connection
@@ -101,8 +68,6 @@ class PgReadTx:
     @property
     def connection(self) -> psycopg.Connection[Row]:
         return self._connection
-
-    # -- the two doors every statement goes through -------------------------------------
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """A statement that returns rows, and its rows (which sends what is queued)."""
@@ -122,42 +87,10 @@ class PgReadTx:
         with translated(self._where):
             self._connection.execute(sql, tuple(params))
 
-    def _one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        rows = self._rows(sql, params)
-        return rows[0] if rows else None
-
-    # -- memories ------------------------------------------------------------------------
-
     def get_memory(self, id: int) -> Memory | None:
         if self._memo is not None and id in self._memo:
             return self._memo[id]
-        row = self._one(f"SELECT {_MEMORY} FROM memories AS m WHERE m.id = %s", (id,))
-        return memory_from_row(row) if row else None
-
-    def find_live_by_content(self, space: str, content_sha256: bytes) -> Memory | None:
-        row = self._one(
-            f"SELECT {_MEMORY} FROM memories AS m"
-            " WHERE m.space = %s AND m.content_sha256 = %s AND m.deleted IS NULL",
-            (space, content_sha256),
-        )
-        return memory_from_row(row) if row else None
-
-    def get_version(self, memory: int, revision: int) -> Version | None:
-        row = self._one(
-            f"SELECT {_VERSION} FROM memory_versions WHERE memory = %s AND revision = %s",
-            (memory, revision),
-        )
-        return version_from_row(row) if row else None
-
-    def list_versions(self, memory: int) -> list[Version]:
-        rows = self._rows(
-            f"SELECT {_VERSION} FROM memory_versions WHERE memory = %s ORDER BY revision DESC",
-            (memory,),
-        )
-        return [version_from_row(row) for row in rows]
-
-    def rank_text(self, tokens: Sequence[str], where: MemoryFilter, limit: int) -> list[int]:
-        return [id_ for id_, _ in self.rank_text_scored(tokens, where, limit)]
+        return super().get_memory(id)
 
     def rank_text_scored(
         self,
@@ -171,37 +104,26 @@ class PgReadTx:
 
         One statement: the readable corpus's size (rows and tokens), and every readable
         row's postings for the query's terms, each with whether the whole filter admits it
-        (positions only when a phrase needs them; counts otherwise). The winners' rows are
-        then read in one more, and kept for the search's get_memory and snippets.
+        with their positions, which a phrase needs (a query of single terms is ranked in SQL,
+        :meth:`_rank_in_sql`). The winners' rows are then read in one more, and kept for the
+        search's get_memory and snippets.
         """
         wanted = fts.phrases(tokens)
         terms = sorted({term for phrase in wanted for term in phrase})
         if not terms or limit <= 0 or where.access.nothing:
             return []
-        readable = access_predicate(where.access, alias="m")
-        passes = memory_predicate(attrs.evolve(where, include_deleted=False))
-        positions = any(len(phrase) > 1 for phrase in wanted)
-        if not positions:
+        readable = FILTERS.access_predicate(where.access, alias="m")
+        passes = FILTERS.memory_predicate(attrs.evolve(where, include_deleted=False))
+        if all(len(phrase) <= 1 for phrase in wanted):
             scored = self._rank_in_sql(
                 wanted, where, readable, passes, limit=limit, weights=weights
             )
             self._remember([id_ for id_, _ in scored])
             return scored
-        hits_sql = (
-            "p.title, p.content, p.tags"
-            if positions
-            else "cardinality(p.title), cardinality(p.content), cardinality(p.tags)"
-        )
-        if where.access.everything:
-            corpus = "SELECT count(*) AS n, coalesce(sum(length), 0) AS t FROM memory_fts"
-        else:
-            corpus = (
-                "SELECT count(*) AS n, coalesce(sum(f.length), 0) AS t FROM memory_fts AS f"
-                f" JOIN memories AS m ON m.id = f.memory WHERE {readable.sql}"
-            )
         found = self._rows(
-            f"WITH corpus AS ({corpus}),"
-            f" hit AS (SELECT p.memory, f.length, ({passes.sql}) AS admitted, p.term, {hits_sql}"
+            f"WITH corpus AS ({_corpus(readable)}),"
+            f" hit AS (SELECT p.memory, f.length, ({passes.sql}) AS admitted, p.term,"
+            " p.title, p.content, p.tags"
             " FROM memory_fts_terms AS p JOIN memory_fts AS f ON f.memory = p.memory"
             " JOIN memories AS m ON m.id = p.memory"
             f" WHERE p.term = ANY(%s) AND {readable.sql})"
@@ -218,12 +140,7 @@ class PgReadTx:
         hits = [0] * len(wanted)
         rows: list[fts.RowHits] = []
         for memory, (length, admitted, row_terms) in by_row.items():
-            if positions:
-                freqs = tuple(fts.weighted_freq(p, row_terms, weights) for p in wanted)
-            else:
-                freqs = tuple(
-                    fts.counted_freq(row_terms.get(p[0]), weights) if p else 0.0 for p in wanted
-                )
+            freqs = tuple(fts.weighted_freq(p, row_terms, weights) for p in wanted)
             for index, freq in enumerate(freqs):
                 if freq > 0:
                     hits[index] += 1
@@ -260,17 +177,7 @@ class PgReadTx:
             f" + {tags_w} * cardinality(p.tags))"
         )
         k1, b = f"{fts.K1}{f8}", f"{fts.B}{f8}"
-        if readable.sql == "TRUE":
-            corpus = (
-                "SELECT count(*)::float8 AS n, coalesce(sum(length), 0)::float8 AS t"
-                " FROM memory_fts"
-            )
-        else:
-            corpus = (
-                "SELECT count(*)::float8 AS n, coalesce(sum(f.length), 0)::float8 AS t"
-                f" FROM memory_fts AS f JOIN memories AS m ON m.id = f.memory WHERE {readable.sql}"
-            )
-        if _only_live(where):
+        if only_live(where):
             # memory_fts_terms holds live rows only: no filter, so no join at all.
             hits = f"SELECT q.i, p.memory, p.length::float8 AS length, {freq} AS freq,"
             hits += " TRUE AS admitted"
@@ -284,7 +191,7 @@ class PgReadTx:
             )
             hit_params = (*passes.params, *readable.params)
         rows = self._rows(
-            f"WITH corpus AS ({corpus}),"
+            f"WITH corpus AS ({_corpus(readable)}),"
             " q AS (SELECT term, i FROM unnest(%s::text[]) WITH ORDINALITY AS q (term, i)),"
             f" hit AS ({hits}),"
             " df AS (SELECT i, count(*)::float8 AS n FROM hit GROUP BY i),"
@@ -304,9 +211,12 @@ class PgReadTx:
         makes next (a read snapshot can't change; a write transaction keeps no copies)."""
         if self._memo is None or not ids:
             return
-        rows = self._rows(f"SELECT {_MEMORY} FROM memories AS m WHERE m.id = ANY(%s)", (list(ids),))
-        for memory in map(memory_from_row, rows):
+        for memory in self._memories(ids):
             self._memo[memory.id] = memory
+
+    def _memories(self, ids: Sequence[int]) -> list[Memory]:
+        rows = self._rows(f"SELECT {MEMORY} FROM memories AS m WHERE m.id = ANY(%s)", (list(ids),))
+        return [memory_from_row(row) for row in rows]
 
     def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
         wanted = fts.phrases(tokens)
@@ -316,176 +226,34 @@ class PgReadTx:
         missing = [id_ for id_ in ids if id_ not in memo]
         memories = [memo[id_] for id_ in ids if id_ in memo]
         if missing:
-            rows = self._rows(
-                f"SELECT {_MEMORY} FROM memories AS m WHERE m.id = ANY(%s)", (missing,)
-            )
-            memories.extend(map(memory_from_row, rows))
+            memories.extend(self._memories(missing))
         out = {}
         for memory in memories:
             if memory.deleted is None and fts.matches(memory, wanted):
                 out[memory.id] = fts.snippet(memory, wanted)
         return out
 
-    def list_memories(self, where: MemoryFilter, after: int | None, limit: int) -> list[Memory]:
-        predicate = memory_predicate(where)
-        if after is not None:
-            predicate = Predicate.all_of(
-                [predicate, Predicate("m.id < %s", (after,))], empty="TRUE"
-            )
-        rows = self._rows(
-            f"SELECT {_MEMORY} FROM memories AS m WHERE {predicate.sql}"
-            " ORDER BY m.id DESC LIMIT %s",
-            (*predicate.params, limit),
-        )
-        return [memory_from_row(row) for row in rows]
-
-    def space_summaries(self, access: Access) -> list[SpaceSummary]:
-        readable = access_predicate(access, alias="m")
-        counted = {
-            r[0]: (int(r[1]), str(r[2]))
-            for r in self._rows(
-                "SELECT m.space, count(*), max(m.updated) FROM memories AS m"
-                f" WHERE m.deleted IS NULL AND ({readable.sql}) GROUP BY m.space",
-                readable.params,
-            )
-        }
-        described = {
-            d.space: d
-            for d in map(space_from_row, self._rows(f"SELECT {_SPACE} FROM spaces"))
-            if access.everything or d.space in access.spaces
-        }
-        out = []
-        for space in sorted(counted.keys() | described.keys()):
-            memories, updated = counted.get(space, (0, ""))
-            description = described.get(space)
-            if description is not None:
-                updated = max(updated, description.updated)
-            out.append(
-                SpaceSummary(
-                    space=space,
-                    memories=memories,
-                    updated=updated,
-                    description=description.description if description else None,
-                )
-            )
-        return out
-
-    def space_descriptions(self, spaces: Sequence[str]) -> dict[str, SpaceDescription]:
-        if not spaces:
-            return {}
-        rows = self._rows(
-            f"SELECT {_SPACE} FROM spaces WHERE space = ANY(%s)", (sorted(set(spaces)),)
-        )
-        return {row[0]: space_from_row(row) for row in rows}
-
-    def context_entries(self, where: MemoryFilter, offset: int, limit: int) -> list[ContextEntry]:
-        predicate = memory_predicate(attrs.evolve(where, include_deleted=False))
-        rows = self._rows(
-            "SELECT m.id, m.importance, m.created, m.updated,"
-            " coalesce(nullif(m.label, ''), m.principal), m.content"
-            f" FROM memories AS m WHERE {predicate.sql}"
-            f" ORDER BY {_CONTEXT_ORDER} LIMIT %s OFFSET %s",
-            (*predicate.params, limit, offset),
-        )
-        return [
-            ContextEntry(
-                id=r[0], importance=r[1], created=r[2], updated=r[3], by=r[4], content=r[5]
-            )
-            for r in rows
-        ]
-
-    def count_memories(self, where: MemoryFilter) -> int:
-        predicate = memory_predicate(attrs.evolve(where, include_deleted=False))
-        row = self._one(
-            f"SELECT count(*) FROM memories AS m WHERE {predicate.sql}", predicate.params
-        )
-        return int(row[0]) if row else 0
-
-    # -- sessions ------------------------------------------------------------------------
-
-    def get_session(self, id: int) -> Session | None:
-        row = self._one(f"SELECT {_SESSION} FROM sessions AS s WHERE s.id = %s", (id,))
-        return session_from_row(row) if row else None
-
-    def find_session(self, harness: str, harness_session: str) -> Session | None:
-        row = self._one(
-            f"SELECT {_SESSION} FROM sessions AS s WHERE s.harness = %s AND s.harness_session = %s",
-            (harness, harness_session),
-        )
-        return session_from_row(row) if row else None
-
-    def list_sessions(self, where: SessionFilter, after: int | None, limit: int) -> list[Session]:
-        predicate = session_predicate(where)
-        if after is not None:
-            predicate = Predicate.all_of(
-                [predicate, Predicate("s.id < %s", (after,))], empty="TRUE"
-            )
-        rows = self._rows(
-            f"SELECT {_SESSION} FROM sessions AS s WHERE {predicate.sql}"
-            " ORDER BY s.id DESC LIMIT %s",
-            (*predicate.params, limit),
-        )
-        return [session_from_row(row) for row in rows]
-
-    # -- clients and meta ----------------------------------------------------------------
-
-    def get_client(self, name: str) -> Client | None:
-        row = self._one(f"SELECT {_CLIENT} FROM clients WHERE name = %s", (name,))
-        return client_from_row(row) if row else None
-
-    def get_client_by_principal(self, principal: str) -> Client | None:
-        row = self._one(f"SELECT {_CLIENT} FROM clients WHERE principal = %s", (principal,))
-        return client_from_row(row) if row else None
-
-    def list_clients(self) -> list[Client]:
-        rows = self._rows(f"SELECT {_CLIENT} FROM clients ORDER BY name")
-        return [client_from_row(r) for r in rows]
-
-    def get_meta(self, key: str) -> str | None:
-        row = self._one("SELECT value FROM meta WHERE key = %s", (key,))
-        return row[0] if row else None
-
     def schema_version(self) -> int:
         value = self.get_meta("schema_version")
         return int(value) if value else 0
 
-    def counts(self) -> StoreCounts:
-        row = self._one(
-            "SELECT"
-            " (SELECT count(*) FROM memories WHERE deleted IS NULL),"
-            " (SELECT count(*) FROM memories WHERE deleted IS NOT NULL),"
-            " (SELECT count(*) FROM memory_versions),"
-            " (SELECT count(*) FROM sessions),"
-            " (SELECT count(*) FROM memory_vectors),"
-            " (SELECT count(*) FROM memories AS m WHERE m.deleted IS NULL"
-            "   AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v WHERE v.memory = m.id))"
-        )
-        assert row is not None
-        memories, deleted, versions, sessions, vectors, pending = (int(v) for v in row)
-        return StoreCounts(
-            memories=memories,
-            deleted=deleted,
-            versions=versions,
-            sessions=sessions,
-            vectors=vectors,
-            pending=pending,
-        )
 
-
-class PgWriteTx(PgReadTx):
+class PgWriteTx(PgReadTx, SqlWriteTx):
     """Changes inside one write transaction, with the locks the module docstring lists."""
+
+    _locking = " FOR UPDATE"  # get_memory and get_meta: the rows this transaction changes
 
     def __init__(self, connection: psycopg.Connection[Row], where: str) -> None:
         super().__init__(connection, where)
         self._memo = None  # a write changes rows: never answer from a copy
 
+    def _insert(self, sql: str, params: Sequence[Any]) -> int | None:
+        row = self._one(f"{sql} RETURNING id", params)
+        return int(row[0]) if row else None
+
     def _lock(self, *key: str) -> None:
         """A transaction advisory lock on ``key``, held until commit or rollback."""
         self._rows("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("\x1f".join(key),))
-
-    def get_memory(self, id: int) -> Memory | None:
-        row = self._one(f"SELECT {_MEMORY} FROM memories AS m WHERE m.id = %s FOR UPDATE", (id,))
-        return memory_from_row(row) if row else None
 
     def find_live_by_content(self, space: str, content_sha256: bytes) -> Memory | None:
         self._lock("content", space, content_sha256.hex())
@@ -495,14 +263,17 @@ class PgWriteTx(PgReadTx):
         self._lock("session", harness, harness_session)
         return super().find_session(harness, harness_session)
 
-    def get_meta(self, key: str) -> str | None:
-        row = self._one("SELECT value FROM meta WHERE key = %s FOR UPDATE", (key,))
-        return row[0] if row else None
+    def _clients_changed(self) -> None:
+        """Every daemon on the database compares this counter before it trusts its registry
+        (docs/adr/0028): a client added or removed anywhere is seen at the next request."""
+        self._send(
+            "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'clients_version'"
+        )
 
-    def _index(self, memory: Memory) -> None:
+    def _indexed(self, memory: Memory, id: int) -> None:
         """Write a live memory's length and postings (fts.py)."""
         length, postings = fts.postings(memory)
-        self._send("INSERT INTO memory_fts (memory, length) VALUES (%s, %s)", (memory.id, length))
+        self._send("INSERT INTO memory_fts (memory, length) VALUES (%s, %s)", (id, length))
         if not postings:
             return
         with translated(self._where), self._connection.cursor() as cursor:
@@ -512,7 +283,7 @@ class PgWriteTx(PgReadTx):
                 [
                     (
                         p.term,
-                        memory.id,
+                        id,
                         list(p.title),
                         list(p.content),
                         list(p.tags),
@@ -523,33 +294,11 @@ class PgWriteTx(PgReadTx):
                 ],
             )
 
-    def insert_memory(self, memory: Memory) -> int:
-        """Insert; a live duplicate is ``conflict.memory_duplicate`` naming the other row.
-        ON CONFLICT keeps the transaction usable (a unique violation would abort it)."""
-        row = self._one(
-            f"INSERT INTO memories ({columns(MEMORY_COLUMNS[1:])})"
-            f" VALUES ({_placeholders(len(MEMORY_COLUMNS) - 1)})"
-            " ON CONFLICT (space, content_sha256) WHERE deleted IS NULL DO NOTHING RETURNING id",
-            memory_values(memory),
-        )
-        if row is None:
-            other = super().find_live_by_content(memory.space, memory.content_sha256)
-            raise VenomError(
-                "conflict.memory_duplicate",
-                "a live memory with the same content already exists in this space",
-                {"id": f"m{other.id}"} if other is not None else {},
-            )
-        id_ = int(row[0])
-        if memory.deleted is None:
-            self._index(attrs.evolve(memory, id=id_))
-        return id_
-
     def replace_memory(self, memory: Memory) -> None:
         """Overwrite the row, unless another writer already took it to this revision or
         beyond (``conflict.memory_revision``): the check is inside the UPDATE."""
-        assignments = ", ".join(f"{name} = %s" for name in MEMORY_COLUMNS[1:])
         row = self._one(
-            f"UPDATE memories AS m SET {assignments} FROM"
+            f"UPDATE memories AS m SET {assignments('%s', MEMORY_COLUMNS[1:])} FROM"
             " (SELECT title, content, tags, deleted FROM memories WHERE id = %s) AS old"
             " WHERE m.id = %s AND m.revision < %s"
             " RETURNING old.title, old.content, old.tags, old.deleted",
@@ -575,90 +324,4 @@ class PgWriteTx(PgReadTx):
         if old_deleted is None:
             self._send("DELETE FROM memory_fts WHERE memory = %s", (memory.id,))
         if memory.deleted is None:
-            self._index(memory)
-
-    def delete_memory(self, id: int) -> None:
-        self._send("DELETE FROM memories WHERE id = %s", (id,))
-
-    def insert_version(self, version: Version) -> None:
-        self._send(
-            f"INSERT INTO memory_versions ({_VERSION})"
-            f" VALUES ({_placeholders(len(VERSION_COLUMNS))})",
-            version_values(version),
-        )
-
-    def prune_versions(self, memory: int, keep: int) -> None:
-        self._send(
-            "DELETE FROM memory_versions WHERE memory = %s AND revision NOT IN"
-            " (SELECT revision FROM memory_versions WHERE memory = %s"
-            "  ORDER BY revision DESC LIMIT %s)",
-            (memory, memory, max(keep, 0)),
-        )
-
-    def expired_tombstones(self, deleted_before: str) -> list[Memory]:
-        rows = self._rows(
-            f"SELECT {_MEMORY} FROM memories AS m"
-            " WHERE m.deleted IS NOT NULL AND m.deleted < %s ORDER BY m.id",
-            (deleted_before,),
-        )
-        return [memory_from_row(row) for row in rows]
-
-    def insert_session(self, session: Session) -> int:
-        row = self._one(
-            f"INSERT INTO sessions ({columns(SESSION_COLUMNS[1:])})"
-            f" VALUES ({_placeholders(len(SESSION_COLUMNS) - 1)}) RETURNING id",
-            session_values(session),
-        )
-        assert row is not None
-        return int(row[0])
-
-    def replace_session(self, session: Session) -> None:
-        assignments = ", ".join(f"{name} = %s" for name in SESSION_COLUMNS[1:])
-        changed = self._run(
-            f"UPDATE sessions SET {assignments} WHERE id = %s",
-            (*session_values(session), session.id),
-        )
-        if not changed:
-            raise VenomError.not_found("session", f"session s{session.id} does not exist")
-
-    def delete_session(self, id: int) -> None:
-        self._send("DELETE FROM sessions WHERE id = %s", (id,))
-
-    def _clients_changed(self) -> None:
-        """Every daemon on the database compares this counter before it trusts its registry
-        (docs/adr/0028): a client added or removed anywhere is seen at the next request."""
-        self._send(
-            "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'clients_version'"
-        )
-
-    def insert_client(self, client: Client) -> None:
-        self._send(
-            f"INSERT INTO clients ({_CLIENT}) VALUES ({_placeholders(len(CLIENT_COLUMNS))})",
-            client_values(client),
-        )
-        self._clients_changed()
-
-    def delete_client(self, name: str) -> None:
-        if self._run("DELETE FROM clients WHERE name = %s", (name,)):
-            self._clients_changed()
-
-    def set_meta(self, key: str, value: str) -> None:
-        self._send(
-            "INSERT INTO meta (key, value) VALUES (%s, %s)"
-            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
-
-    def delete_meta(self, key: str) -> None:
-        self._send("DELETE FROM meta WHERE key = %s", (key,))
-
-    def set_space_description(self, description: SpaceDescription) -> None:
-        self._send(
-            f"INSERT INTO spaces ({_SPACE}) VALUES ({_placeholders(len(SPACE_COLUMNS))})"
-            " ON CONFLICT (space) DO UPDATE SET description = excluded.description,"
-            " principal = excluded.principal, label = excluded.label, updated = excluded.updated",
-            space_values(description),
-        )
-
-    def delete_space_description(self, space: str) -> None:
-        self._send("DELETE FROM spaces WHERE space = %s", (space,))
+            self._indexed(memory, memory.id)

@@ -9,14 +9,14 @@ from typing import Any
 
 from ..sql_filters import Dialect, Predicate, SqlFilters
 
-__all__ = ["Predicate", "access_predicate", "memory_predicate", "session_predicate"]
+__all__ = ["FILTERS", "Predicate"]
 
 
 def _in(column: str, values: Iterable[Any]) -> Predicate:
     return Predicate(f"{column} IN (SELECT value FROM json_each(?))", (json.dumps(sorted(values)),))
 
 
-_SQLITE = SqlFilters(
+FILTERS = SqlFilters(
     Dialect(
         param="?",
         true="1",
@@ -25,6 +25,3 @@ _SQLITE = SqlFilters(
         in_set=_in,
     )
 )
-access_predicate = _SQLITE.access_predicate
-memory_predicate = _SQLITE.memory_predicate
-session_predicate = _SQLITE.session_predicate

@@ -11,16 +11,17 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 from venom_mem_core.errors import VenomError
 
+from ..closing import ClosesOnExit
 from .paths import check_private_file, ensure_private_dir, lock_path
 
 __all__ = ["StoreLock"]
 
 
-class StoreLock:
+class StoreLock(ClosesOnExit):
     """An exclusive, non-blocking ``flock`` on ``<store path>.lock``; a context manager."""
 
     def __init__(self, store_path: str | os.PathLike[str]) -> None:
@@ -65,14 +66,8 @@ class StoreLock:
             fd, self._fd = self._fd, None
             os.close(fd)  # closing the only descriptor drops the flock
 
-    def __enter__(self) -> StoreLock:
+    close = release  # ClosesOnExit: leaving the ``with`` block releases the lock
+
+    def __enter__(self) -> Self:
         self.acquire()
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.release()

@@ -19,7 +19,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 import apsw
@@ -27,6 +26,7 @@ import apsw
 from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import ERASE_PENDING, Store
 
+from ..sql_store import SqlStore
 from . import bm25
 from .connection import open_connection, transaction
 from .errors import is_disk_full, translated
@@ -50,7 +50,7 @@ log = logging.getLogger("venom_mem.store")
 _CLOSE_WAIT_S = 5.0
 
 
-class SqliteStore:
+class SqliteStore(SqlStore):
     """The Store port on SQLite. Build it with :meth:`open`."""
 
     ranks_like_fts5: Final = True  # it is FTS5 (venom_mem_core.ports.RanksLikeFts5)
@@ -226,18 +226,6 @@ class SqliteStore:
         with self._write_lock, translated(self._name):
             self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
 
-    def erase_pending_traces(self) -> None:
-        """Finish the checkpoint a busy or cut purge left undone (RFC-0020 section 2: at the
-        next serve); nothing when none is pending, so a store is otherwise left as it is."""
-        self._check_open()
-        if self.erase_pending():
-            self.erase_traces()
-
-    def erase_pending(self) -> bool:
-        """Whether a purge's text may still be in the WAL (doctor and the daemon ask)."""
-        with self.read() as tx:
-            return tx.get_meta(ERASE_PENDING) is not None
-
     def _note_erase_pending(self, pending: bool) -> None:
         with self.read() as tx:
             noted = tx.get_meta(ERASE_PENDING) is not None
@@ -260,6 +248,7 @@ class SqliteStore:
             "path": self._name,
             "schema_version": version,
             "sqlite_version": apsw.sqlite_lib_version(),
+            "engine": f"sqlite {apsw.sqlite_lib_version()}",
             "bytes": size,
         }
 
@@ -278,17 +267,6 @@ class SqliteStore:
             with suppress(apsw.Error):
                 self._writer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
             self._writer.close()
-
-    def __enter__(self) -> SqliteStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 if TYPE_CHECKING:  # mypy proves the adapter satisfies the port, signature by signature

@@ -24,6 +24,9 @@ class PortContract(StoreFixtures):
         assert {"path", "schema_version", "sqlite_version", "bytes"} <= set(facts)
         assert isinstance(facts["schema_version"], int)
         assert facts["schema_version"] >= 1
+        if "engine" in facts:  # optional: the engine and its version, for people to read
+            assert isinstance(facts["engine"], str)
+            assert facts["engine"]
 
     def test_write_rolls_back_on_exception(self, store: Store) -> None:
         class Boom(Exception):

@@ -82,6 +82,7 @@ def store_status(app: App, who: Principal, cmd: StoreStatus) -> dict[str, Any]:
         "path": facts["path"],
         "schema_version": facts["schema_version"],
         "sqlite_version": facts["sqlite_version"],
+        **({"engine": facts["engine"]} if "engine" in facts else {}),  # optional, additive
         "bytes": facts["bytes"],
         "memories": counts.memories,
         "deleted": counts.deleted,

@@ -87,15 +87,30 @@ def _rfc3339(moment: datetime.datetime) -> str:
 # -- store -------------------------------------------------------------------------------------
 
 
+def _unopened(message: str) -> list[dict[str, str]]:
+    """store.open failed with ``message``, so store.schema can't be read either."""
+    return [
+        _check("store.open", "fail", message, FIX_STATUS),
+        _check("store.schema", "fail", "Schema version unknown: the store didn't open", FIX_STATUS),
+    ]
+
+
+def _schema_check(version: int, supported: int, migrate_fix: str) -> dict[str, str]:
+    """store.schema: the store's version is the one this venom-mem migrates to."""
+    if version != supported:
+        return _check(
+            "store.schema",
+            "fail",
+            f"Schema version {version}; this venom-mem uses schema version {supported}",
+            migrate_fix,
+        )
+    return _check("store.schema", "ok", f"Schema version {version}", FIX_STATUS)
+
+
 def _store_checks(inputs: Inputs, connection: apsw.Connection | None, error: str) -> list[Any]:
     path = inputs.store
     if connection is None:
-        return [
-            _check("store.open", "fail", f"Can't open the store at {path}: {error}", FIX_STATUS),
-            _check(
-                "store.schema", "fail", "Schema version unknown: the store didn't open", FIX_STATUS
-            ),
-        ]
+        return _unopened(f"Can't open the store at {path}: {error}")
     checks = [_open_check(inputs, connection)]
     supported = len(DEFAULT_MIGRATIONS)
     version = int(connection.pragma("user_version"))
@@ -110,17 +125,9 @@ def _store_checks(inputs: Inputs, connection: apsw.Connection | None, error: str
                 FIX_STATUS,
             )
         )
-    elif version != supported:
-        checks.append(
-            _check(
-                "store.schema",
-                "fail",
-                f"Schema version {version}; this venom-mem uses schema version {supported}",
-                "venom-mem serve  # a restart migrates an older store",
-            )
-        )
     else:
-        checks.append(_check("store.schema", "ok", f"Schema version {version}", FIX_STATUS))
+        fix = "venom-mem serve  # a restart migrates an older store"
+        checks.append(_schema_check(version, supported, fix))
     return checks
 
 

@@ -24,6 +24,8 @@ from .doctor import (
     _embedding_checks,
     _lifetime_check,
     _permissions_check,
+    _schema_check,
+    _unopened,
 )
 
 __all__ = ["PURGE_FIX", "run_postgres_checks"]
@@ -40,12 +42,7 @@ def _store_checks(inputs: Inputs, store: Any) -> list[dict[str, str]]:
         facts = store.describe()
     except Exception as exc:  # a VenomError from the store, already free of credentials
         message = getattr(exc, "message", str(exc))
-        return [
-            _check("store.open", "fail", f"Can't reach the store: {message}", FIX_STATUS),
-            _check(
-                "store.schema", "fail", "Schema version unknown: the store didn't open", FIX_STATUS
-            ),
-        ]
+        return _unopened(f"Can't reach the store: {message}")
     where, version, server = facts["path"], facts["schema_version"], facts["postgres_version"]
     checks = []
     if inputs.write_failure is not None:
@@ -59,18 +56,8 @@ def _store_checks(inputs: Inputs, store: Any) -> list[dict[str, str]]:
         )
     else:
         checks.append(_check("store.open", "ok", f"Store open at {where}", FIX_STATUS))
-    supported = len(DEFAULT_MIGRATIONS)
-    if version != supported:
-        checks.append(
-            _check(
-                "store.schema",
-                "fail",
-                f"Schema version {version}; this venom-mem uses schema version {supported}",
-                "pg_dump the database, then: venom-mem serve  # a restart migrates it",
-            )
-        )
-    else:
-        checks.append(_check("store.schema", "ok", f"Schema version {version}", FIX_STATUS))
+    fix = "pg_dump the database, then: venom-mem serve  # a restart migrates it"
+    checks.append(_schema_check(version, len(DEFAULT_MIGRATIONS), fix))
     major = int(server.split(".")[0]) if server.split(".")[0].isdigit() else 0
     status: Status = "ok" if major >= MIN_SERVER else "fail"
     checks.append(

@@ -1,9 +1,10 @@
-"""Rows to records and back: the column lists and the conversions, in one place.
+"""Rows to records and back, for both SQL stores: the column lists and the conversions.
 
-The schema stores provenance as two columns (``principal``/``label``), tags and branches
-space-separated and grants as JSON; the core sees :class:`Provenance`, tuples and
-:class:`Grant` records. Every query selects the columns in the order written here, so the
-converters can index by position.
+Both schemas (RFC-0020 section 6, in SQLite's and PostgreSQL's types) store provenance as
+two columns (``principal``/``label``), tags and branches space-separated and grants as JSON;
+the core sees :class:`Provenance`, tuples and :class:`Grant` records. Every query selects
+the columns in the order written here, so the converters can index by position. A driver's
+bytes (``memoryview`` from psycopg) become ``bytes`` here, whichever store read them.
 """
 
 from __future__ import annotations
