@@ -303,7 +303,15 @@ def build_daemon(
 
         if not isinstance(store, HasVectorRows):
             raise VenomError("failed.internal", "this store serves no embeddings")
-        service = EmbeddingService(app=app, store=store, config=config.embeddings, events=events)
+        from venom_mem_core.ports import SharedPrincipals
+
+        service = EmbeddingService(
+            app=app,
+            store=store,
+            config=config.embeddings,
+            events=events,
+            shared=isinstance(store, SharedPrincipals),  # several daemons write its vectors
+        )
         service.start()  # drops other models' vectors, loads the matrix
     ops = Ops(store_path=paths.store, store=store, events=events)
     daemon = Daemon(

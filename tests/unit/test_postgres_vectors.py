@@ -366,11 +366,14 @@ async def until(check: Callable[[], bool], what: str) -> None:
 
 
 @asynccontextmanager
-async def two_daemons(url: str, stub: EmbedStub) -> AsyncIterator[tuple[Daemon, Daemon]]:
+async def two_daemons(
+    url: str, stub: EmbedStub, *, queries_only: tuple[bool, bool] = (False, True)
+) -> AsyncIterator[tuple[Daemon, Daemon]]:
+    """A and B on one database; ``queries_only`` says whose provider fails memories' text."""
     cfg = EmbeddingsConfig(provider="http", base_url=stub.base_url, model=MODEL, dimensions=DIMS)
     with contextlib.ExitStack() as stack:
         daemons = []
-        for queries_only in (False, True):
+        for fails_texts in queries_only:
             store = PostgresStore.open(url)
             stack.callback(store.close)
             events = EventLog(SystemClock())
@@ -382,11 +385,16 @@ async def two_daemons(url: str, stub: EmbedStub) -> AsyncIterator[tuple[Daemon, 
                 store=store,
                 clock=SystemClock(),
                 events=events,
-                embedder=QueriesOnly(embedder) if queries_only else embedder,
+                embedder=QueriesOnly(embedder) if fails_texts else embedder,
                 settings=Config(embeddings=cfg).memory_settings(),
             )
             service = EmbeddingService(
-                app=app, store=store, config=cfg, events=events, backoff=Backoff(0.05, 0.1)
+                app=app,
+                store=store,
+                config=cfg,
+                events=events,
+                backoff=Backoff(0.05, 0.1),
+                shared=True,
             )
             service.start()
             stack.callback(service.close)
@@ -426,6 +434,23 @@ async def test_a_vector_stored_by_one_daemon_reaches_the_others_index(
             LocalClient(a.app, OWNER).call("memory.delete", {"id": m2, "revision": 1})
             await until(lambda: b.ids() == {1, 3}, "B dropped m2's row")
             assert await b.search() == [(m3, None, 1), (m1, 1, None)]
+
+
+@pytest.mark.anyio
+async def test_a_daemons_own_memories_embedded_by_another_reach_its_index(
+    pg: PostgresStore, postgres_server: PostgresServer
+) -> None:
+    """The other way round: A adds, but A's provider fails memories' text and B (woken by
+    the relay) embeds them. They are never pending on A again, so A indexes them only if it
+    awaits its own new text as it awaits the relayed."""
+    with section_5_stub() as stub:
+        url = _full_url(pg, postgres_server)
+        async with two_daemons(url, stub, queries_only=(True, False)) as (a, b):
+            m1, m2, m3 = a.add(M1), a.add(M2), a.add(M3)
+            await until(lambda: b.ids() == {1, 2, 3}, "B embedded A's three memories")
+            await until(lambda: a.ids() == {1, 2, 3}, "A indexed B's vectors of its memories")
+            assert a.service.worker.state.embedded == 0  # A embedded none of them
+            assert await a.search() == [(m2, 1, 2), (m3, None, 1), (m1, 2, None)]
 
 
 @pytest.mark.anyio

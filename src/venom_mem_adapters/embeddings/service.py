@@ -26,8 +26,11 @@ vector may have changed anywhere: ``memory.added``, ``memory.updated`` and
 worker, and put the memory on an *awaiting* list; the worker's next look for pending
 memories settles every awaiting memory in the same snapshot (its vector stored by another
 daemon: indexed; still pending: embedded here; gone: forgotten), so a vector another daemon
-stores after the relay is never missed. :meth:`EmbeddingService.reload` reloads the whole
-index, for when relayed events may have been lost (the listener reconnected).
+stores after the relay is never missed. This daemon's own new text awaits too (``shared``):
+the relay wakes the other daemons' workers, and whichever embeds it first leaves it pending
+nowhere, so without that its own daemon would never index it.
+:meth:`EmbeddingService.reload` reloads the whole index, for when relayed events may have
+been lost (the listener reconnected).
 
 The service reads and writes ``memory_vectors`` only through the store's
 :class:`~.vector_rows.VectorRowStore` (``store.vector_rows()``), one code path for every store.
@@ -67,6 +70,7 @@ log = logging.getLogger("venom_mem.embeddings")
 PENDING_WARN_AFTER = timedelta(hours=1)
 # Another daemon's events that may mean its worker stores (or has stored) a vector.
 _TEXT_EVENTS = frozenset({"memory.added", "memory.updated", "memory.restored"})
+_SETTLE_PER_ROUND = 256  # awaiting memories the worker's look for pending work re-reads
 # Spare rows allocated at load beyond the live memories (untouched, so not resident).
 _SPARE_FRACTION = 0.125
 _MIN_SPARE = 1024
@@ -125,6 +129,7 @@ class EmbeddingService:
         config: EmbeddingsConfig,
         events: EventFeed | None = None,
         backoff: Backoff | None = None,
+        shared: bool = False,
     ) -> None:
         embedder = app.embedder
         if config.provider != "http" or embedder is None:
@@ -154,6 +159,10 @@ class EmbeddingService:
         # Memories another daemon wrote whose vector may yet be stored by any daemon: the
         # worker's next look for pending memories settles them (the module docstring).
         self._awaiting: set[int] = set()
+        # On a shared store this daemon's own new text may be embedded first by another
+        # daemon, whose worker woke on the relay: then it is never pending here again, so it
+        # awaits like the relayed ones until some daemon's vector is indexed.
+        self._shared = shared
         self._started: float | None = None
         self.dropped_at_start = 0
         self.bad_vectors = 0
@@ -265,6 +274,7 @@ class EmbeddingService:
                     self._seen = int(batch[-1]["seq"])
                 refresh: set[int] = set()
                 replace: set[int] = set()  # another daemon's: its vector may be anything now
+                own: set[int] = set()  # this daemon's new text, on a shared store
                 for event in batch:
                     kind, data = event.get("type"), event.get("data") or {}
                     number = _memory_number(data.get("memory"))
@@ -282,6 +292,9 @@ class EmbeddingService:
                         wake = True
                     elif kind in ("memory.added", "memory.restored"):
                         wake = True
+                    if self._shared and not relayed and number is not None:
+                        if kind in _TEXT_EVENTS:
+                            own.add(number)
                     elif kind == "session.purged":
                         session = data.get("session")
                         if isinstance(session, str) and session[1:].isdigit():
@@ -292,6 +305,7 @@ class EmbeddingService:
                     self._refresh(replace, replace=True)
                     # Those with no vector yet: whichever daemon embeds them, we index it.
                     self._awaiting |= {n for n in replace if n not in self.index}
+                self._awaiting |= {n for n in own if n not in self.index}
         except Exception:  # the write has committed; its answer must not fail because of us
             log.exception("keeping the vector index in step failed")
         if wake:
@@ -339,7 +353,9 @@ class EmbeddingService:
         with self._upkeep:
             with self._rows.read() as reads:
                 pending = reads.pending_memories(limit=limit)
-                awaiting = {n: reads.stored_vector(n, model, dimensions) for n in self._awaiting}
+                # Oldest first, a bounded number a round: a burst of adds settles over rounds.
+                settling = sorted(self._awaiting)[:_SETTLE_PER_ROUND]
+                awaiting = {n: reads.stored_vector(n, model, dimensions) for n in settling}
             batch = {p.id for p in pending}
             for number, stored in awaiting.items():
                 if stored is not None:  # stored by another daemon (or by us): index it
