@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from tests.support.records import OWNER, TS, draft_memory
+from venom_mem_adapters.embeddings import vector_rows as vx
 from venom_mem_adapters.sqlite import SqliteStore
-from venom_mem_adapters.sqlite import vectors as vx
+from venom_mem_adapters.sqlite.vectors import SqliteVectors
 from venom_mem_core.embedding_text import embedding_input
 from venom_mem_core.records import Provenance
 
@@ -55,12 +56,12 @@ def conn(tx: object) -> apsw.Connection:
 
 def pending(store: SqliteStore) -> list[vx.PendingText]:
     with store.read() as tx:
-        return vx.pending_memories(conn(tx), limit=100)
+        return SqliteVectors(conn(tx)).pending_memories(limit=100)
 
 
 def put(store: SqliteStore, item: vx.PendingText, vector: list[float], model: str = "m") -> bool:
     with store.write() as tx:
-        return vx.upsert_vector(conn(tx), item, model, vector) is not None
+        return SqliteVectors(conn(tx)).upsert_vector(item, model, vector) is not None
 
 
 # -- the text --------------------------------------------------------------------------------
@@ -104,14 +105,13 @@ def test_pending_is_live_without_a_vector_newest_first(store: SqliteStore) -> No
     assert [p.id for p in pending(store)] == [b]
     with store.read() as tx:
         c = conn(tx)
-        assert vx.count_pending(c) == 1
-        assert vx.count_vectors(c) == 1
-        assert vx.count_vectors(c, "other") == 0
-        assert vx.has_vector(c, a)
-        assert vx.has_vector(c, a, "m")
-        assert not vx.has_vector(c, b)
-        assert vx.count_pending_before(c, "2026-11-09T10:00:00.001Z") == 1
-        assert vx.count_pending_before(c, TS) == 0
+        reads = SqliteVectors(c)
+        assert reads.count_pending() == 1
+        assert reads.count_vectors() == 1
+        assert reads.count_vectors("m") == 1
+        assert reads.count_vectors("other") == 0
+        assert reads.stored_vector(a, "m", 2) is not None
+        assert reads.stored_vector(b, "m", 2) is None
         row = c.execute("SELECT model, embedding FROM memory_vectors").fetchall()
     assert row == [("m", struct.pack("<2f", 1.0, 0.0))]
 
@@ -147,7 +147,7 @@ def test_serve_deletes_other_models_and_wrong_lengths(store: SqliteStore) -> Non
     put(store, items[ids[1]], [1.0, 0.0], model="new")
     put(store, items[ids[2]], [1.0, 0.0, 0.0], model="new")  # a dimensions change
     with store.write() as tx:
-        assert vx.delete_stale_vectors(conn(tx), "new", 2) == 2
+        assert SqliteVectors(conn(tx)).delete_stale_vectors("new", 2) == 2
     assert sorted(p.id for p in pending(store)) == sorted([ids[0], ids[2], ids[3]])
 
 
@@ -160,7 +160,7 @@ def test_load_reads_live_vectors_with_their_facets(store: SqliteStore) -> None:
     put(store, items[b], [3.0, 4.0])
     put(store, items[c], [1.0, 0.0], model="other")
     with store.read() as tx:
-        rows = vx.load_vectors(conn(tx), "m", 2, spare_fraction=1.0, min_spare=5)
+        rows = SqliteVectors(conn(tx)).load_vectors("m", 2, spare_fraction=1.0, min_spare=5)
     assert sorted(rows.ids.tolist()) == [a, b]
     assert rows.stale == [c]
     assert rows.matrix.dtype == np.float32
@@ -173,8 +173,8 @@ def test_load_reads_live_vectors_with_their_facets(store: SqliteStore) -> None:
     assert rows.tags[at[a]] == "zig build"
     assert rows.sessions[at[a]] is None
     with store.read() as tx:
-        stored = vx.stored_vector(conn(tx), a, "m", 2)
-        assert vx.stored_vector(conn(tx), c, "m", 2) is None
+        stored = SqliteVectors(conn(tx)).stored_vector(a, "m", 2)
+        assert SqliteVectors(conn(tx)).stored_vector(c, "m", 2) is None
     assert stored is not None
     assert stored.facets.tags == ("zig", "build")
 

@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from venom_mem_adapters.embeddings.http_embedder import EmbeddingError
+from venom_mem_adapters.embeddings.vector_rows import PendingText
 from venom_mem_adapters.embeddings.worker import Backoff, EmbeddingWorker
-from venom_mem_adapters.sqlite.vectors import PendingText
 from venom_mem_core.errors import VenomError
 
 
