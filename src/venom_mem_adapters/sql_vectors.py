@@ -186,6 +186,16 @@ class SqlVectors(ABC):
     def count_pending(self) -> int:
         return self._count(f"SELECT count(*) FROM memories AS m WHERE {_PENDING}")
 
+    def count_pending_since(self, before: str, model: str) -> int:
+        """Live memories whose text last changed before ``before`` (RFC 3339, compared as
+        text) with no vector of ``model``: doctor's ``embeddings.pending``."""
+        return self._count(
+            "SELECT count(*) FROM memories AS m WHERE m.deleted IS NULL AND m.updated < ?"
+            " AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v"
+            " WHERE v.memory = m.id AND v.model = ?)",
+            (before, model),
+        )
+
     def count_vectors(self, model: str | None = None) -> int:
         if model is None:
             return self._count("SELECT count(*) FROM memory_vectors")

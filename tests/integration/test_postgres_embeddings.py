@@ -117,3 +117,42 @@ def test_another_daemons_memories_are_in_this_daemons_index(
     status = b.ok("store", "status")
     assert status["vectors"] == 2
     assert status["pending"] == 0
+
+
+def test_doctor_counts_pending_memories_in_the_database(
+    postgres_server: PostgresServer, stub: EmbedStub
+) -> None:
+    """RFC-0020 section 11's embeddings.pending on a team store: a memory pending since 2020
+    warns once the provider fails, counted in PostgreSQL as on SQLite (doctor had no store
+    count there and always said ok)."""
+    from datetime import UTC, datetime
+
+    from venom_mem_adapters.postgres import PostgresStore
+    from venom_mem_core.clock import FixedClock
+    from venom_mem_core.local import LocalClient
+    from venom_mem_core.usecases.app import App
+    from venom_mem_core.usecases.principals import OWNER
+
+    schema_url = postgres_server.fresh_url("doctor")
+    with PostgresStore.open(schema_url) as store:  # written with embeddings off, in 2020
+        old = App(store=store, clock=FixedClock(datetime(2020, 1, 1, tzinfo=UTC)))
+        LocalClient(old, OWNER).call("memory.add", {"space": "user", "content": "since 2020"})
+    options = schema_url.split("&options=", 1)[1]
+    stub.mode = "fail"
+    with make_world() as world:
+        world.env.update(postgres_server.environ)
+        world.write_config(
+            f'.{{ .store = .{{ .url = "postgresql:///postgres?options={options}" }}, '
+            f'.embeddings = .{{ .provider = "http", .base_url = "{stub.base_url}", '
+            f'.model = "stub-model", .dimensions = {DIMS}, .api_key = "{KEY}" }} }}'
+        )
+
+        world.ok("store", "status")  # starts the daemon (doctor only asks a running one)
+
+        def checks() -> dict[str, dict[str, str]]:
+            return {c["id"]: c for c in world.ok("doctor")["checks"]}
+
+        eventually(lambda: checks()["embeddings.health"]["status"] == "warn", "provider failed")
+        pending = checks()["embeddings.pending"]
+    assert pending["status"] == "warn", pending
+    assert pending["message"].startswith("1 memories"), pending

@@ -18,7 +18,7 @@ import datetime
 import functools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
 import anyio
@@ -33,6 +33,9 @@ from ...sqlite.paths import check_private_dir, check_private_file, lock_path, si
 from ...sqlite.schema import APPLICATION_ID
 from ..server import Request
 from .audit import audit_path, audit_state
+
+if TYPE_CHECKING:
+    from ...sql_vectors import SqlVectors
 
 __all__ = ["EmbeddingFacts", "Inputs", "doctor_verb", "run_checks"]
 
@@ -283,7 +286,9 @@ def _host(url: str) -> str:
     return f"{host}:{port}" if port else host
 
 
-def _embedding_checks(inputs: Inputs, connection: apsw.Connection | None) -> list[Any]:
+def _embedding_checks(inputs: Inputs, vectors_table: SqlVectors | None) -> list[Any]:
+    """The embeddings checks; ``vectors_table`` counts in the store what the running service
+    doesn't say (``None``: the store didn't open)."""
     emb = inputs.config.embeddings
     if emb.provider == "off":
         off = "Embeddings off: full-text search only"
@@ -338,12 +343,12 @@ def _embedding_checks(inputs: Inputs, connection: apsw.Connection | None) -> lis
     checks.append(_health_check(facts, inputs.health))
     pending = facts.get("pending_over_hour")
     vectors = facts.get("vectors")
-    if (pending is None or vectors is None) and connection is not None:
+    if (pending is None or vectors is None) and vectors_table is not None:
         since = _rfc3339(inputs.now - PENDING_AGE)
         if pending is None:
-            pending = _pending_since(connection, since, emb.model)
+            pending = vectors_table.count_pending_since(since, emb.model)
         if vectors is None:
-            vectors = int(next(connection.execute("SELECT count(*) FROM memory_vectors"))[0])
+            vectors = vectors_table.count_vectors()
     if pending:
         checks.append(
             _check(
@@ -407,18 +412,6 @@ def _health_check(facts: EmbeddingFacts, health: Any) -> dict[str, str]:
     return _check("embeddings.health", "ok", "The last embeddings call succeeded", FIX_EMBEDDINGS)
 
 
-def _pending_since(connection: apsw.Connection, since: str, model: str) -> int:
-    row = next(
-        connection.execute(
-            "SELECT count(*) FROM memories AS m WHERE m.deleted IS NULL AND m.updated < ?"
-            " AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v"
-            " WHERE v.memory = m.id AND v.model = ?)",
-            (since, model),
-        )
-    )
-    return int(row[0])
-
-
 # -- all of it ---------------------------------------------------------------------------------
 
 
@@ -436,7 +429,12 @@ def run_checks(inputs: Inputs) -> dict[str, Any]:
         checks.append(_permissions_check(inputs.store))
         checks.append(_audit_check(inputs.store))
         checks.append(_lifetime_check(inputs))
-        checks.extend(_embedding_checks(inputs, connection))
+        table = None
+        if connection is not None and inputs.config.embeddings.provider != "off":
+            from ...sqlite.vectors import SqliteVectors  # numpy: only when embeddings are on
+
+            table = SqliteVectors(connection)
+        checks.extend(_embedding_checks(inputs, table))
     finally:
         if connection is not None:
             connection.close()

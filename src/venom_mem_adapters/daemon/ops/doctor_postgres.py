@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from venom_mem_core.errors import VenomError
+
 from ...postgres import DEFAULT_MIGRATIONS
 from .doctor import (
     _RANK,
@@ -87,6 +89,13 @@ def run_postgres_checks(inputs: Inputs, store: Any) -> dict[str, Any]:
     checks.append(_permissions_check(inputs.store))  # this machine's anchor: lock, audit log
     checks.append(_audit_check(inputs.store))
     checks.append(_lifetime_check(inputs))
-    checks.extend(_embedding_checks(inputs, None))
+    embedding_checks = None
+    if inputs.config.embeddings.provider != "off":
+        try:
+            with store.vector_rows().read() as table:
+                embedding_checks = _embedding_checks(inputs, table)
+        except VenomError:  # the database is away: store.open has said so
+            embedding_checks = None
+    checks.extend(embedding_checks or _embedding_checks(inputs, None))
     status = max(_RANK[c["status"]] for c in checks)
     return {"status": status, "checks": checks}
