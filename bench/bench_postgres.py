@@ -12,9 +12,8 @@ restarted with embeddings on, served by a loopback OpenAI-compatible stub
 (tests/support/embed_stub.py, as the hybrid daemon tests use it: a fixed vector per text, no
 model), waits until every memory has its vector, and the same queries are searched again
 (hybrid, owner and the 2-of-20 client); then it is restarted with embeddings off, so the next
-size's adds are the fts store's alone. Both stores serve vectors through the daemon's numpy index
-(docs/adr/0028); a store that refuses embeddings would be reported as refused and the run
-goes on. There are no floors yet; the figures are printed beside SQLite's.
+size's adds are the fts store's alone. Both stores serve vectors through the daemon's numpy
+index (docs/adr/0028). There are no floors yet; the figures are printed beside SQLite's.
 
 Run: ``.venv/bin/python bench/bench_postgres.py [--sizes 10000,100000] [--no-hybrid]``
 (10k: a few minutes; 10k and 100k: about half an hour on 2 cores).
@@ -35,7 +34,6 @@ from tests.support.embed_stub import EmbedStub, embed_stub
 from tests.support.postgres_server import PostgresServer, running_server
 
 from venom_mem_adapters.client import connect
-from venom_mem_core.errors import VenomError
 
 WORDS = (
     "zig", "build", "cache", "daemon", "socket", "sqlite", "memory", "search", "vector", "token",
@@ -105,19 +103,14 @@ def wait_embedded(world: World) -> float:
 
 
 def hybrid_figures(world: World, store: str, stub: EmbedStub, reader: str) -> dict[str, float]:
-    """Restart with embeddings on; the hybrid p50s (empty when the store refuses)."""
+    """Restart with embeddings on; the hybrid p50s and how long the backlog took."""
     store_config(world, store, stub)
-    try:
-        embed_s = wait_embedded(world)
-        figures = {
-            "hybrid_owner": search_p50(world, "@owner", "auto"),
-            "hybrid_reader": search_p50(world, reader, "auto"),
-            "embed_s": embed_s,
-        }
-    except VenomError as exc:
-        if exc.code != "unsupported.store_embeddings":
-            raise
-        figures = {}
+    embed_s = wait_embedded(world)
+    figures = {
+        "hybrid_owner": search_p50(world, "@owner", "auto"),
+        "hybrid_reader": search_p50(world, reader, "auto"),
+        "embed_s": embed_s,
+    }
     store_config(world, store, None)
     return figures
 
@@ -191,16 +184,11 @@ def print_hybrid(size: int, figures: dict[str, dict[str, float]]) -> None:
     ):
         row = f"{size:>7,} memories  {label:<36}"
         for name in ("sqlite", "postgres"):
-            ms = figures[name].get(what)
-            row += f" {name} " + (f"{ms:7.2f} ms  " if ms is not None else "refused")
+            row += f" {name} {figures[name][what]:7.2f} ms  "
         print(row, flush=True)
     for name in ("sqlite", "postgres"):
-        took = figures[name].get("embed_s")
-        if took is None:
-            store = "postgresql" if name == "postgres" else name
-            print(f"{store} hybrid: refused (unsupported.store_embeddings)", flush=True)
-        else:
-            print(f"{size:>7,} memories  {name} daemon embedded the backlog in {took:.0f} s")
+        took = figures[name]["embed_s"]
+        print(f"{size:>7,} memories  {name} daemon embedded the backlog in {took:.0f} s")
 
 
 if __name__ == "__main__":
