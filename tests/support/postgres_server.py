@@ -124,12 +124,14 @@ def _installed_copy(bindir: Path, root: Path) -> Path:
 
 @contextlib.contextmanager
 def running_server(
-    bindir: Path | None = None, *, settings: Sequence[str] = ()
+    bindir: Path | None = None, *, settings: Sequence[str] = (), hba: Sequence[str] = ()
 ) -> Iterator[PostgresServer]:
     """Start a throwaway server, yield it, stop it and remove its files. Raises
     :class:`RuntimeError` with the reason when it can't be had. ``bindir`` is the directory
     of ``initdb``, ``pg_ctl`` and ``postgres`` to use, default Debian's newest; ``settings``
-    are more ``name=value`` server settings (a bench's ``shared_buffers``)."""
+    are more ``name=value`` server settings (a bench's ``shared_buffers``); ``hba`` are
+    pg_hba.conf lines put before initdb's ``trust`` ones (the first match decides: a role
+    that must give a password)."""
     if bindir is None:
         bindir = find_binaries()
         if bindir is None:
@@ -171,6 +173,9 @@ def running_server(
                 "--locale=C",
             ]
         )
+        if hba:  # rewritten in place, so the file keeps its owner (postgres) and mode
+            rules = data / "pg_hba.conf"
+            rules.write_text("".join(f"{line}\n" for line in hba) + rules.read_text())
         options = (
             f"-c listen_addresses='' -c unix_socket_directories='{sockets}' -p {_PORT}"
             " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
