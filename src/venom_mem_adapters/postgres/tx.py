@@ -164,9 +164,15 @@ class PgReadTx(SqlReadTx):
     ) -> list[tuple[int, float]]:
         """BM25 in one statement when every phrase is one term (the usual query): the
         statistics, IDFs and scores in SQL, fts.score's operations in its order (float8
-        throughout, phrases summed in query order), only the best ``limit`` rows returned.
-        A posting's ``freq`` is weighted by RFC-0020's column weights; other weights weigh its
-        column counts in fts5_aux.c's order (whole numbers, so both are exact)."""
+        throughout), only the best ``limit`` rows returned.
+
+        The postings are read once and grouped by row, one column ``f<i>`` per phrase (NULL
+        where the row lacks the term), so the IDFs are counts of those columns and a row's
+        score is ``p0 + p1 + ...`` in query order: a missing phrase adds 0.0, which leaves a
+        float8 unchanged, as bm25's ``0.0 + ...`` does. (An ordered ``sum(... ORDER BY i)``
+        per row gave the same numbers, and sorted each row's parts: issue 19.) A posting's
+        ``freq`` is weighted by RFC-0020's column weights; other weights weigh its column
+        counts in fts5_aux.c's order (whole numbers, so both are exact)."""
         terms = [phrase[0] if phrase else "" for phrase in wanted]
         f8 = "::float8"
         title_w, content_w, tags_w = (f"{float(w)!r}{f8}" for w in weights)
@@ -177,32 +183,42 @@ class PgReadTx(SqlReadTx):
             f" + {tags_w} * cardinality(p.tags))"
         )
         k1, b = f"{fts.K1}{f8}", f"{fts.B}{f8}"
+        # Each (term, memory) is one posting, so each f<i> sums one value or none: exact.
+        freqs = ", ".join(
+            f"sum({freq}) FILTER (WHERE p.term = %s) AS f{i}" for i in range(len(terms))
+        )
+        distinct = sorted(set(terms))
         if only_live(where):
             # memory_fts_terms holds live rows only: no filter, so no join at all.
-            hits = f"SELECT q.i, p.memory, p.length::float8 AS length, {freq} AS freq,"
-            hits += " TRUE AS admitted"
-            hits += " FROM q JOIN memory_fts_terms AS p ON p.term = q.term"
-            hit_params: tuple[Any, ...] = ()
-        else:
-            hits = (
-                f"SELECT q.i, p.memory, p.length::float8 AS length, {freq} AS freq,"
-                f" ({passes.sql}) AS admitted FROM q JOIN memory_fts_terms AS p ON p.term = q.term"
-                f" JOIN memories AS m ON m.id = p.memory WHERE {readable.sql}"
+            hit = (
+                f"SELECT p.memory, max(p.length){f8} AS length, TRUE AS admitted, {freqs}"
+                " FROM memory_fts_terms AS p WHERE p.term = ANY(%s) GROUP BY p.memory"
             )
-            hit_params = (*passes.params, *readable.params)
+            hit_params: tuple[Any, ...] = (*terms, distinct)
+        else:
+            hit = (
+                f"SELECT p.memory, max(p.length){f8} AS length, bool_or({passes.sql}) AS admitted,"
+                f" {freqs} FROM memory_fts_terms AS p JOIN memories AS m ON m.id = p.memory"
+                f" WHERE p.term = ANY(%s) AND ({readable.sql}) GROUP BY p.memory"
+            )
+            hit_params = (*passes.params, *terms, distinct, *readable.params)
+        counts = ", ".join(f"count(f{i}){f8} AS n{i}" for i in range(len(terms)))
+
+        def part(i: int) -> str:
+            idf = f"ln((c.n - df.n{i} + 0.5) / (df.n{i} + 0.5))"
+            return (
+                f"coalesce(CASE WHEN {idf} <= 0 THEN 1e-6{f8} ELSE {idf} END"
+                f" * ((h.f{i} * ({k1} + 1.0{f8})) / (h.f{i} + {k1} * (1 - {b} + {b} * h.length"
+                f" / (c.t / c.n)))), 0{f8})"
+            )
+
+        score = " + ".join(part(i) for i in range(len(terms)))
         rows = self._rows(
-            f"WITH corpus AS ({_corpus(readable)}),"
-            " q AS (SELECT term, i FROM unnest(%s::text[]) WITH ORDINALITY AS q (term, i)),"
-            f" hit AS ({hits}),"
-            " df AS (SELECT i, count(*)::float8 AS n FROM hit GROUP BY i),"
-            " idf AS (SELECT q.i, ln((c.n - coalesce(df.n, 0) + 0.5) / (coalesce(df.n, 0) + 0.5))"
-            "  AS v FROM q CROSS JOIN corpus AS c LEFT JOIN df ON df.i = q.i)"
-            " SELECT h.memory, sum(CASE WHEN idf.v <= 0 THEN 1e-6::float8 ELSE idf.v END"
-            f"  * ((h.freq * ({k1} + 1.0{f8})) / (h.freq + {k1} * (1 - {b} + {b} * h.length"
-            "  / (c.t / c.n)))) ORDER BY h.i) AS score"
-            " FROM hit AS h JOIN idf ON idf.i = h.i CROSS JOIN corpus AS c"
-            " WHERE h.admitted GROUP BY h.memory ORDER BY score DESC, h.memory DESC LIMIT %s",
-            (*readable.params, terms, *hit_params, limit),
+            f"WITH corpus AS ({_corpus(readable)}), hit AS MATERIALIZED ({hit}),"
+            f" df AS (SELECT {counts} FROM hit)"
+            f" SELECT h.memory, {score} AS score FROM hit AS h CROSS JOIN df CROSS JOIN corpus AS c"
+            " WHERE h.admitted ORDER BY score DESC, h.memory DESC LIMIT %s",
+            (*readable.params, *hit_params, limit),
         )
         return [(int(memory), float(score)) for memory, score in rows]
 
