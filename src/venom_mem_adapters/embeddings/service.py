@@ -292,13 +292,12 @@ class EmbeddingService:
                         wake = True
                     elif kind in ("memory.added", "memory.restored"):
                         wake = True
-                    if self._shared and not relayed and number is not None:
-                        if kind in _TEXT_EVENTS:
-                            own.add(number)
                     elif kind == "session.purged":
                         session = data.get("session")
                         if isinstance(session, str) and session[1:].isdigit():
                             self.index.clear_session(int(session[1:]))
+                    if self._shared and not relayed and number is not None and kind in _TEXT_EVENTS:
+                        own.add(number)
                 if refresh:
                     self._refresh(refresh - replace)
                 if replace:
