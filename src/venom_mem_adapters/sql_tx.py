@@ -49,6 +49,7 @@ from .sql_rows import (
 
 __all__ = [
     "MEMORY",
+    "PENDING",
     "Row",
     "SqlReadTx",
     "SqlWriteTx",
@@ -60,6 +61,10 @@ __all__ = [
 Row = tuple[Any, ...]
 
 MEMORY = columns(MEMORY_COLUMNS, "m")
+# A memory waiting for a vector (RFC-0020 section 5): live, with no row in memory_vectors.
+PENDING = (
+    "m.deleted IS NULL AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v WHERE v.memory = m.id)"
+)
 _SESSION = columns(SESSION_COLUMNS, "s")
 _VERSION = columns(VERSION_COLUMNS)
 _CLIENT = columns(CLIENT_COLUMNS)
@@ -309,8 +314,7 @@ class SqlReadTx(ABC):
             " (SELECT count(*) FROM memory_versions),"
             " (SELECT count(*) FROM sessions),"
             " (SELECT count(*) FROM memory_vectors),"
-            " (SELECT count(*) FROM memories AS m WHERE m.deleted IS NULL"
-            "   AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v WHERE v.memory = m.id))"
+            f" (SELECT count(*) FROM memories AS m WHERE {PENDING})"
         )
         assert row is not None
         memories, deleted, versions, sessions, vectors, pending = (int(v) for v in row)

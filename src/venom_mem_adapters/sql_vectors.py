@@ -34,14 +34,10 @@ from .embeddings.vector_rows import (
     decode_vector,
     encode_vector,
 )
+from .sql_tx import PENDING, Row
 
 __all__ = ["LOAD_COLUMNS", "SqlVectors"]
 
-Row = tuple[Any, ...]
-
-_PENDING = (
-    "m.deleted IS NULL AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v WHERE v.memory = m.id)"
-)
 # What :meth:`SqlVectors._vector_rows` gives, a row per live memory's vector.
 LOAD_COLUMNS = (
     "v.memory, v.model, v.embedding, m.space, m.principal, m.kind, m.tags, m.session"
@@ -174,7 +170,7 @@ class SqlVectors(ABC):
         rows = self._rows(
             self._sql(
                 "SELECT m.id, m.title, m.content, m.content_sha256 FROM memories AS m"
-                f" WHERE {_PENDING} ORDER BY m.id DESC LIMIT ?"
+                f" WHERE {PENDING} ORDER BY m.id DESC LIMIT ?"
             ),
             (limit,),
         )
@@ -184,7 +180,7 @@ class SqlVectors(ABC):
         ]
 
     def count_pending(self) -> int:
-        return self._count(f"SELECT count(*) FROM memories AS m WHERE {_PENDING}")
+        return self._count(f"SELECT count(*) FROM memories AS m WHERE {PENDING}")
 
     def count_pending_since(self, before: str, model: str) -> int:
         """Live memories whose text last changed before ``before`` (RFC 3339, compared as

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from ..sql_vectors import LOAD_COLUMNS, Row, SqlVectors
+from ..sql_tx import Row
+from ..sql_vectors import LOAD_COLUMNS, SqlVectors
 
 if TYPE_CHECKING:
     from ..embeddings.vector_rows import VectorRowStore

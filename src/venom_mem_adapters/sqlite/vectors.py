@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from ..sql_vectors import LOAD_COLUMNS, Row, SqlVectors
+from ..sql_tx import Row
+from ..sql_vectors import LOAD_COLUMNS, SqlVectors
 from .errors import translated
 
 if TYPE_CHECKING:
