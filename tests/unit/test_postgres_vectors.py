@@ -12,7 +12,6 @@ import functools
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,6 +23,7 @@ import pytest
 from tests.integration.test_hybrid_search import DIMS, M1, M2, M3, QUERY, section_5_stub, text
 from tests.support.embed_stub import EmbedStub
 from tests.support.postgres_server import PostgresServer, postgres_server
+from tests.unit.test_postgres_search import stores
 from venom_mem_adapters.daemon.event_log import EventLog
 from venom_mem_adapters.embeddings.http_embedder import EmbeddingError
 from venom_mem_adapters.embeddings.service import EmbeddingService, embedder_from_config
@@ -44,7 +44,7 @@ from venom_mem_core.testing.support import Env
 from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.principals import OWNER
 
-__all__ = ["postgres_server"]  # the fixture, imported for pytest
+__all__ = ["postgres_server", "stores"]  # the fixtures, imported for pytest
 
 MODEL = "stub-model"
 
@@ -52,19 +52,6 @@ MODEL = "stub-model"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-def stores(postgres_server: PostgresServer, tmp_path: Path) -> Iterator[tuple[Store, Store]]:
-    from venom_mem_adapters.sqlite import SqliteStore
-
-    sqlite = SqliteStore.open(tmp_path / "store.db")
-    postgres = PostgresStore.open(postgres_server.fresh_url())
-    try:
-        yield sqlite, postgres
-    finally:
-        sqlite.close()
-        postgres.close()
 
 
 @pytest.fixture
