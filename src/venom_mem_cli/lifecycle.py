@@ -10,7 +10,7 @@ from typing import Any
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
 
-from .run import call_daemon
+from .daemon_call import call_daemon
 
 __all__ = ["restart_daemon"]
 

@@ -19,15 +19,12 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 __all__ = [
-    "call_daemon",
     "print_error",
     "print_json",
     "result_exit_code",
     "run_command",
     "situate",
 ]
-
-STOP_WAIT_S = 10.0  # a stopping daemon answers what is in flight (2 s at most), then exits
 
 
 def run_command(
@@ -45,18 +42,20 @@ def run_command(
             from .here import apply_here
 
             params = apply_here(verb.name, params)
-        switches = [p.name for p in verb.params if p.cli_only and params.pop(p.name, False)]
+        switches = [p for p in verb.params if p.cli_only and params.pop(p.name, False)]
         full_times = "--full-times" in flags
         if verb.local or switches:
-            from .local import LOCAL_VERBS, SWITCHES
+            from .local import runner, switch
 
             if switches:
-                return SWITCHES[switches[0]](verb, params, environ, as_json, full_times)
-            outcome = LOCAL_VERBS[verb.name](check_params(verb, params), environ, as_json)
+                return switch(verb, switches[0])(verb, params, environ, as_json, full_times)
+            outcome = runner(verb)(check_params(verb, params), environ, as_json)
             if isinstance(outcome, int):
                 return outcome
             result = outcome
         else:
+            from .daemon_call import call_daemon
+
             result = call_daemon(verb, params, environ)
     except VenomError as error:
         situated = situate(error, verb, environ, argv)
@@ -72,40 +71,6 @@ def run_command(
 
         render(verb, result, full_times=full_times, params=params)
     return result_exit_code(verb, result)
-
-
-def call_daemon(
-    verb: Verb, params: Mapping[str, Any], environ: Mapping[str, str]
-) -> dict[str, Any]:
-    """Check the params locally (so a bad command never launches a daemon), then call."""
-    from venom_mem_adapters.client import connect
-
-    checked = check_params(verb, params)
-    with connect(environ, may_start=verb.starts_daemon) as conn:
-        result = conn.call(verb.name, checked)
-    if verb.name == "stop":
-        # The reply comes before the exit: wait for it, so `stop && serve` finds no daemon.
-        wait_exit(result.get("pid"), STOP_WAIT_S)
-    return result
-
-
-def wait_exit(pid: object, timeout: float) -> bool:
-    """Wait until process ``pid`` is gone; ``False`` if it outlived ``timeout``."""
-    import os
-    import time
-
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return True
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return True  # another user's process now holds that number
-        time.sleep(0.02)
-    return False
 
 
 def situate(
