@@ -5,6 +5,8 @@ sources and watches it appear everywhere."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from venom_mem_adapters.daemon.ops import handlers
@@ -64,10 +66,14 @@ def test_every_host_finds_every_function_the_manifest_names() -> None:
 def test_a_missing_function_is_refused_naming_its_verb(
     field: str, value: str, message: str
 ) -> None:
-    manifest = _with(Verb("probe.x", "A verb whose function is missing", **{field: value}))
-    find = {"use_case": use_cases, "op": handlers, "local": check_local}[field]
+    manifest = _with(Verb("probe.x", "A verb whose function is missing").replace(**{field: value}))
+    hosts: dict[str, Callable[[Manifest], object]] = {
+        "use_case": use_cases,
+        "op": handlers,
+        "local": check_local,
+    }
     with pytest.raises(VenomError) as raised:
-        find(manifest)
+        hosts[field](manifest)
     assert raised.value.code == "failed.internal"
     assert raised.value.message.startswith(message)
     assert raised.value.data["verb"] == "probe.x"
