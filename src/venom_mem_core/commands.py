@@ -12,7 +12,7 @@ stay the manifest's.
 
 Every verb with a ``use_case`` gets a command, in :data:`COMMANDS`, with nothing written
 here. The classes below are the ones the use cases read, named for mypy: each lists its
-fields' Python types only, and :func:`command` checks them against the manifest's when this
+fields' Python types only, and :func:`derived` checks them against the manifest's when this
 module is imported (a mismatch, a missing or an extra field is a ``TypeError`` naming the
 verb), then makes the class from the manifest.
 
@@ -20,7 +20,7 @@ The daemon's own verbs (ping, events, config.*, ...) have no command: they read 
 checked params where the daemon keeps its state.
 """
 
-# No ``from __future__ import annotations``: :func:`command` compares the annotations, as
+# No ``from __future__ import annotations``: :func:`derived` compares the annotations, as
 # the objects they are, with the types derived from the manifest.
 
 import inspect
@@ -43,6 +43,7 @@ __all__ = [
     "DeleteMemory",
     "DescribeSpace",
     "EndSession",
+    "Filters",
     "GetMemory",
     "GetSession",
     "IssueGrant",
@@ -68,7 +69,7 @@ __all__ = [
     "Strings",
     "UpdateMemory",
     "Whoami",
-    "command",
+    "derived",
     "field_type",
 ]
 
@@ -89,7 +90,7 @@ Strings = tuple[str, ...]
 
 class Command:
     """The base of every command; ``VERB`` names its manifest verb. A command is a frozen
-    attrs class with keyword-only fields, made from the manifest by :func:`command`."""
+    attrs class with keyword-only fields, made from the manifest by :func:`derived`."""
 
     VERB: ClassVar[str]
 
@@ -147,11 +148,11 @@ def _params(verb: Verb) -> tuple[Param, ...]:
     return tuple(p for p in verb.params if not p.cli_only)
 
 
-def _make(verb: Verb, name: str, doc: str | None) -> type[Command]:
+def _make(
+    verb: Verb, name: str, doc: str | None, bases: tuple[type, ...] = (Command,)
+) -> type[Command]:
     fields = {p.name: _field(verb, p) for p in _params(verb)}
-    made: type[Command] = attrs.make_class(
-        name, fields, bases=(Command,), frozen=True, kw_only=True
-    )
+    made: type[Command] = attrs.make_class(name, fields, bases=bases, frozen=True, kw_only=True)
     made.VERB = verb.name
     made.__module__ = __name__
     made.__doc__ = doc or f"The checked params of {verb.name}."
@@ -168,7 +169,7 @@ def _core_verb(name: str) -> Verb:
     return verb
 
 
-def command(verb_name: str) -> Callable[[type[C]], type[C]]:
+def derived(verb_name: str) -> Callable[[type[C]], type[C]]:
     """Make core verb ``verb_name``'s command from the manifest, checking the Python types
     the decorated class declares for mypy (names and types: the manifest's order and
     defaults are taken, not restated)."""
@@ -176,17 +177,26 @@ def command(verb_name: str) -> Callable[[type[C]], type[C]]:
     def make(declared: type[C]) -> type[C]:
         verb = _core_verb(verb_name)
         wanted = {p.name: field_type(verb, p) for p in _params(verb)}
-        stated = inspect.get_annotations(declared, eval_str=True)
+        stated = _annotations(declared)
         if stated != wanted:
             raise TypeError(
                 f"{declared.__name__} ({verb_name}) declares fields unlike the manifest's "
                 f"params: {'; '.join(_differences(stated, wanted))}"
             )
-        made = _make(verb, declared.__name__, declared.__doc__)
+        made = _make(verb, declared.__name__, declared.__doc__, declared.__bases__)
         _DECLARED[verb_name] = made
         return made  # type: ignore[return-value]  # the declared class, made from the manifest
 
     return make
+
+
+def _annotations(declared: type[Command]) -> dict[str, Any]:
+    """The field types ``declared`` and its bases below :class:`Command` state."""
+    found: dict[str, Any] = {}
+    for klass in reversed(declared.__mro__):
+        if issubclass(klass, Command) and klass is not Command:
+            found.update(inspect.get_annotations(klass, eval_str=True))
+    return found
 
 
 def _differences(stated: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str]:
@@ -208,7 +218,7 @@ def _class_name(verb: str) -> str:
 # -- memories -----------------------------------------------------------------------------
 
 
-@command("memory.add")
+@derived("memory.add")
 class AddMemory(Command):
     space: str
     content: str
@@ -220,14 +230,14 @@ class AddMemory(Command):
     branches: Strings | None
 
 
-@command("memory.get")
+@derived("memory.get")
 class GetMemory(Command):
     id: MemoryId
     revision: int | None
     include_deleted: bool
 
 
-@command("memory.update")
+@derived("memory.update")
 class UpdateMemory(Command):
     id: MemoryId
     revision: int
@@ -239,23 +249,23 @@ class UpdateMemory(Command):
     branches: Strings | None
 
 
-@command("memory.delete")
+@derived("memory.delete")
 class DeleteMemory(Command):
     id: MemoryId
     revision: int
 
 
-@command("memory.restore")
+@derived("memory.restore")
 class RestoreMemory(Command):
     id: MemoryId
 
 
-@command("memory.history")
+@derived("memory.history")
 class MemoryHistory(Command):
     id: MemoryId
 
 
-@command("memory.purge")
+@derived("memory.purge")
 class PurgeMemory(Command):
     id: MemoryId
 
@@ -263,9 +273,9 @@ class PurgeMemory(Command):
 # -- search, list, context ----------------------------------------------------------------
 
 
-@command("memory.search")
-class SearchMemories(Command):
-    query: str
+class Filters(Command):
+    """The filters memory.search and memory.list share (the manifest's FILTER_PARAMS)."""
+
     spaces: Strings | None
     kinds: Strings | None
     tags: Strings | None
@@ -273,27 +283,25 @@ class SearchMemories(Command):
     lineage: bool
     importances: Strings | None
     branch: str | None
+
+
+@derived("memory.search")
+class SearchMemories(Filters):
+    query: str
     mode: str
     query_mode: str | None  # the store's search.query_mode when absent
     fusion: str | None  # the store's search.fusion when absent
     limit: int
 
 
-@command("memory.list")
-class ListMemories(Command):
-    spaces: Strings | None
-    kinds: Strings | None
-    tags: Strings | None
-    session: SessionId | None
-    lineage: bool
-    importances: Strings | None
-    branch: str | None
+@derived("memory.list")
+class ListMemories(Filters):
     include_deleted: bool
     after: MemoryId | None
     limit: int
 
 
-@command("memory.context")
+@derived("memory.context")
 class MemoryContext(Command):
     spaces: tuple[str, ...]
     branch: str | None
@@ -304,18 +312,18 @@ class MemoryContext(Command):
 # -- spaces and the store -----------------------------------------------------------------
 
 
-@command("space.list")
+@derived("space.list")
 class ListSpaces(Command):
     """No params."""
 
 
-@command("space.describe")
+@derived("space.describe")
 class DescribeSpace(Command):
     space: str
     description: str
 
 
-@command("store.status")
+@derived("store.status")
 class StoreStatus(Command):
     """No params."""
 
@@ -323,7 +331,7 @@ class StoreStatus(Command):
 # -- sessions -----------------------------------------------------------------------------
 
 
-@command("session.start")
+@derived("session.start")
 class StartSession(Command):
     harness: str
     harness_session: str | None
@@ -332,17 +340,17 @@ class StartSession(Command):
     cwd: str | None
 
 
-@command("session.end")
+@derived("session.end")
 class EndSession(Command):
     session: SessionId
 
 
-@command("session.get")
+@derived("session.get")
 class GetSession(Command):
     session: SessionId
 
 
-@command("session.list")
+@derived("session.list")
 class ListSessions(Command):
     harness: str | None
     harness_session: str | None
@@ -351,12 +359,12 @@ class ListSessions(Command):
     limit: int
 
 
-@command("session.chain")
+@derived("session.chain")
 class SessionChain(Command):
     session: SessionId
 
 
-@command("session.purge")
+@derived("session.purge")
 class PurgeSession(Command):
     session: SessionId
 
@@ -364,41 +372,41 @@ class PurgeSession(Command):
 # -- principals ---------------------------------------------------------------------------
 
 
-@command("client.add")
+@derived("client.add")
 class AddClient(Command):
     name: str
     grants: tuple[Grant, ...]
     ttl: int | None
 
 
-@command("client.list")
+@derived("client.list")
 class ListClients(Command):
     """No params."""
 
 
-@command("client.remove")
+@derived("client.remove")
 class RemoveClient(Command):
     name: str
 
 
-@command("whoami")
+@derived("whoami")
 class Whoami(Command):
     """No params."""
 
 
-@command("grant.issue")
+@derived("grant.issue")
 class IssueGrant(Command):
     grants: tuple[Grant, ...]
     ttl: int
     label: str | None
 
 
-@command("grant.list")
+@derived("grant.list")
 class ListGrants(Command):
     """No params."""
 
 
-@command("grant.revoke")
+@derived("grant.revoke")
 class RevokeGrant(Command):
     principal: PrincipalId
 

@@ -21,7 +21,7 @@ from venom_mem_core.commands import (
     ListMemories,
     MemoryId,
     SessionId,
-    command,
+    derived,
 )
 from venom_mem_core.converter import structure_command
 from venom_mem_core.errors import VenomError
@@ -72,7 +72,7 @@ def test_a_class_declaring_other_types_than_the_manifest_is_refused() -> None:
 
     wrong = r"WrongLimit \(memory.list\).*limit: <class 'str'> where the manifest gives <cl"
     with pytest.raises(TypeError, match=wrong):
-        command("memory.list")(WrongLimit)
+        derived("memory.list")(WrongLimit)
 
     class Extra(Command):
         space: str
@@ -80,10 +80,10 @@ def test_a_class_declaring_other_types_than_the_manifest_is_refused() -> None:
         colour: str
 
     with pytest.raises(TypeError, match=r"memory.add.*colour is no param"):
-        command("memory.add")(Extra)
+        derived("memory.add")(Extra)
 
     with pytest.raises(TypeError, match="ping is no core verb"):
-        command("ping")(Extra)
+        derived("ping")(Extra)
 
 
 def test_commands_are_frozen_and_hold_tuples() -> None:
