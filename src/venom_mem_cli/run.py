@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 __all__ = [
+    "call_daemon",
     "print_error",
     "print_json",
     "result_exit_code",
@@ -54,8 +55,6 @@ def run_command(
                 return outcome
             result = outcome
         else:
-            from .daemon_call import call_daemon
-
             result = call_daemon(verb, params, environ)
     except VenomError as error:
         situated = situate(error, verb, environ, argv)
@@ -71,6 +70,23 @@ def run_command(
 
         render(verb, result, full_times=full_times, params=params)
     return result_exit_code(verb, result)
+
+
+def call_daemon(
+    verb: Verb, params: Mapping[str, Any], environ: Mapping[str, str]
+) -> dict[str, Any]:
+    """Check the params locally (so a bad command never launches a daemon), then call."""
+    from venom_mem_adapters.client import connect
+
+    checked = check_params(verb, params)
+    with connect(environ, may_start=verb.starts_daemon) as conn:
+        result = conn.call(verb.name, checked)
+    if verb.name == "stop":
+        # The reply comes before the exit: wait for it, so `stop && serve` finds no daemon.
+        from .lifecycle import STOP_WAIT_S, wait_exit
+
+        wait_exit(result.get("pid"), STOP_WAIT_S)
+    return result
 
 
 def situate(
