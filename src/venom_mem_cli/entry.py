@@ -9,8 +9,6 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-HELP_FLAGS = {"-h", "--help"}
-
 
 def run_json(argv: Sequence[str]) -> int:
     """Run a ``--json`` call without the rich-click tree: the same parser and runner as a
@@ -45,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     served = launched_serve(args)
     if served is not None:
         sys.exit(served)
+    from .argv import HELP_FLAGS  # both paths load it anyway; the launched serve doesn't
+
     if "--json" in args and not HELP_FLAGS.intersection(args):
         sys.exit(run_json(args))
     from .app import run_app

@@ -2,10 +2,11 @@
 
 One connection is one caller. After ``hello`` every request is checked against the
 manifest and the caller's rights before any handler runs (:func:`venom_mem_core.dispatch.
-prepare`). The core's verb registry (``venom_mem_core.usecases.verbs.VERBS``) says what
-answers a verb and where it runs: writes one at a time on the store's one writer, reads on a
-small pool of read-only connections (so a read answers while a write is held), and the
-operations verbs here, from the daemon's own state (:mod:`.ops`). A query the use case will
+prepare`). The manifest says what answers a verb and where it runs (docs/adr/0033): a core
+use case (looked up by :func:`venom_mem_core.usecases.verbs.use_cases` when the daemon is
+built), writes one at a time on the store's one writer, reads on a small pool of read-only
+connections (so a read answers while a write is held); or an operations verb answered from
+the daemon's own state (:mod:`.ops`). A query the use case will
 embed is embedded first, off the pool, within ``embeddings.query_timeout_ms``. Requests on a
 connection may be pipelined and are answered as they finish, each reply carrying its
 request's ``id``.
@@ -25,7 +26,7 @@ import logging
 import os
 import resource
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -38,6 +39,7 @@ from venom_mem_core.commands import Command
 from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
+from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.manifest_types import Verb
 from venom_mem_core.ports import Embedder, SharedPrincipals
 from venom_mem_core.records import Grant, Principal
@@ -45,7 +47,7 @@ from venom_mem_core.usecases import principals
 from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.memories import sweep_tombstones
 from venom_mem_core.usecases.search import embed_text
-from venom_mem_core.usecases.verbs import VERBS, Binding, command
+from venom_mem_core.usecases.verbs import UseCase, command, use_cases
 
 from ..sqlite.errors import is_disk_full
 from .connection import CALLER, Connection
@@ -141,6 +143,20 @@ class DaemonPaths:
     config: Path
 
 
+def _check_served(core: Mapping[str, UseCase], ops: Ops) -> None:
+    """Refuse to serve a manifest whose daemon verbs aren't all answered here: each has its
+    use case or its op (``hello`` is the connection's own)."""
+    for verb in MANIFEST.verbs:
+        answered = verb.name in core or verb.name in ops.handlers
+        if not answered and verb.local is None and verb.name != "hello":
+            raise VenomError(
+                "failed.internal",
+                f"verb {verb.name} is answered by nothing in this daemon: the manifest "
+                "gives it no use_case or op",
+                {"verb": verb.name},
+            )
+
+
 class Daemon:
     """The serving state of one daemon process: one source, one app, its principals, and the
     operations verbs' state (``ops``). ``venom_mem_cli.bootstrap.build_daemon`` builds one.
@@ -170,6 +186,8 @@ class Daemon:
         self.source = events.source
         self.version = venom_mem_core.__version__
         self.ops = ops
+        self.core = use_cases()  # every use case looked up: one missing stops the start
+        _check_served(self.core, ops)
         self.embeddings = embeddings
         self._writer = WriterThread()
         self._readers = FairGate(READERS)
@@ -365,30 +383,26 @@ class Daemon:
 
     async def dispatch(self, principal: Principal, verb_name: Any, params: Any) -> dict[str, Any]:
         verb, checked = prepare(verb_name, params, principal)
-        binding = VERBS.get(verb.name)
-        if binding is None or binding.runs == "daemon":
+        core = self.core.get(verb.name)
+        if core is None:
             handler = self.ops.handlers.get(verb.name)
-            if handler is None:  # hello after hello, or a verb this daemon doesn't serve
+            if handler is None:  # hello after hello
                 raise VenomError("unsupported.verb", f"{verb.name} is not served by this daemon")
             return await handler(
                 Request(daemon=self, principal=principal, verb=verb, params=checked)
             )
         cmd = command(verb.name, checked)
-        if binding.audited:
+        if verb.audited:
             await self.ops.audit.check()
-        return await self.run_core(binding, principal, cmd)
+        return await self.run_core(core, principal, cmd)
 
-    async def run_core(
-        self, binding: Binding, principal: Principal, cmd: Command
-    ) -> dict[str, Any]:
+    async def run_core(self, core: UseCase, principal: Principal, cmd: Command) -> dict[str, Any]:
         """Run a core use case off the reactor: writes one at a time, reads on the pool."""
-        handler = binding.handler
-        assert handler is not None  # the registry gives every reader and writer verb one
         app = self.app
-        if binding.embeds is not None and app.embedder is not None:
-            app = await self._embedded_ahead(app, binding.embeds(app, cmd))
-        call = functools.partial(handler, app, principal, cmd)
-        if binding.runs == "writer":
+        if core.embeds is not None and app.embedder is not None:
+            app = await self._embedded_ahead(app, core.embeds(app, cmd))
+        call = functools.partial(core.run, app, principal, cmd)
+        if core.verb.runs == "writer":
             return await self.in_writer(call)
         return await self.in_reader(call)
 
