@@ -25,8 +25,7 @@ import logging
 import os
 import resource
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -38,7 +37,6 @@ from venom_mem_core.commands import Command
 from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
-from venom_mem_core.manifest_types import Verb
 from venom_mem_core.ports import Embedder, SharedPrincipals
 from venom_mem_core.records import Grant, Principal
 from venom_mem_core.usecases import principals
@@ -47,17 +45,18 @@ from venom_mem_core.usecases.memories import sweep_tombstones
 from venom_mem_core.usecases.search import embed_text
 from venom_mem_core.usecases.verbs import VERBS, Binding, command
 
-from ..sqlite.errors import is_disk_full
 from .connection import CALLER, Connection
+from .context import DaemonPaths, Request
 from .event_log import EventLog
 from .flow import ByteBudget, FairGate, HeapTrimmer
 from .writer import WriterThread
 
 if TYPE_CHECKING:
     from ..embeddings.service import EmbeddingService
+    from ..store_backend import StoreBackend
     from .ops import Ops
 
-__all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
+__all__ = ["Daemon"]
 
 log = logging.getLogger("venom_mem.daemon")
 
@@ -80,19 +79,6 @@ DISK_PROBE_MAX_S = 2.0
 ERASE_RETRY_S = 30.0
 
 T = TypeVar("T")
-
-
-@attrs.frozen(kw_only=True)
-class Request:
-    """What a daemon-level handler gets: the caller, the checked params, the verb."""
-
-    daemon: Daemon
-    principal: Principal
-    verb: Verb
-    params: dict[str, Any]
-
-
-DaemonHandler = Callable[[Request], Awaitable[dict[str, Any]]]
 
 
 class Embedded:
@@ -132,15 +118,6 @@ class DiskFull:
         self._next = time.monotonic() + self._wait_s
 
 
-@attrs.frozen(kw_only=True)
-class DaemonPaths:
-    """Where this daemon's files are, for doctor, store.status and config verbs."""
-
-    socket: Path
-    store: Path
-    config: Path
-
-
 class Daemon:
     """The serving state of one daemon process: one source, one app, its principals, and the
     operations verbs' state (``ops``). ``venom_mem_cli.bootstrap.build_daemon`` builds one.
@@ -158,6 +135,7 @@ class Daemon:
         paths: DaemonPaths,
         on_demand: bool,
         ops: Ops,
+        backend: StoreBackend,
         embeddings: EmbeddingService | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
@@ -170,6 +148,7 @@ class Daemon:
         self.source = events.source
         self.version = venom_mem_core.__version__
         self.ops = ops
+        self.backend = backend
         self.embeddings = embeddings
         self._writer = WriterThread()
         self._readers = FairGate(READERS)
@@ -183,10 +162,12 @@ class Daemon:
         self._stopping = anyio.Event()
         self.write_failure: str | None = None
         self._clients_seen: str | None = None  # the store's clients counter last reloaded
-        # Asked once: a store others write too says so by its type (ports.SharedPrincipals).
-        self._shared: SharedPrincipals | None = (
-            app.store if isinstance(app.store, SharedPrincipals) else None
-        )
+        # Asked once, of the backend: a store other daemons write too (docs/adr/0028).
+        self._shared: SharedPrincipals | None = None
+        if backend.shared:
+            if not isinstance(app.store, SharedPrincipals):
+                raise VenomError("failed.internal", f"a {backend.name} store reads no clients")
+            self._shared = app.store
         self.disk_full: DiskFull | None = None
 
     # Serving ------------------------------------------------------------------------------
@@ -415,11 +396,13 @@ class Daemon:
             return await anyio.to_thread.run_sync(fn)
 
     async def in_writer(self, fn: Callable[[], T]) -> T:
-        """Run a write on the writer. After an I/O failure or corruption on a write, later
-        writes are refused until a restart: an fsync that failed once may have lied, so
-        retrying it could acknowledge data that isn't on disk. Reads go on.
+        """Run a write on the writer. After a failure the backend says latches
+        (``StoreBackend.latches``: I/O failure or corruption), later writes are refused
+        until a restart: an fsync that failed once may have lied, so retrying it could
+        acknowledge data that isn't on disk. Reads go on.
 
-        A full disk is different (the kernel refused the bytes; nothing was acknowledged):
+        A full disk (``StoreBackend.is_disk_full``) is different (the kernel refused the
+        bytes; nothing was acknowledged):
         writes are refused without touching the store, except one let through as a probe
         each time the backoff (DISK_PROBE_FIRST_S doubling to DISK_PROBE_MAX_S) runs out.
         The first write that succeeds ends it, with no restart."""
@@ -435,13 +418,13 @@ class Daemon:
             async with self._writes.slot(CALLER.get()):
                 result = await self._writer.run(fn)
         except VenomError as error:
-            if is_disk_full(error):
+            if self.backend.is_disk_full(error):
                 if self.disk_full is None:
                     log.error("the disk is full; writes resume once one succeeds: %s", error)
                     self.disk_full = DiskFull(error)
                 else:
                     self.disk_full.failed_again(error)
-            elif error.code == "failed.store":
+            elif self.backend.latches(error):
                 self.write_failure = error.message
                 log.error("store failure on a write; refusing writes until restart: %s", error)
             raise

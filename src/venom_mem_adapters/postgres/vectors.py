@@ -28,7 +28,6 @@ import psycopg
 from ..sql_tx import Row
 from ..sql_vectors import LOAD_COLUMNS, SqlVectors
 
-
 __all__ = ["PgVectors"]
 
 Connection = psycopg.Connection[tuple[Any, ...]]

@@ -19,7 +19,6 @@ from ..sql_tx import Row
 from ..sql_vectors import LOAD_COLUMNS, SqlVectors
 from .errors import translated
 
-
 __all__ = ["SqliteVectors"]
 
 

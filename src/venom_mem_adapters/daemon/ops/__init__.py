@@ -18,8 +18,8 @@ import anyio
 
 from venom_mem_core.ports import Store
 
+from ..context import DaemonHandler
 from ..event_log import EventLog
-from ..server import DaemonHandler
 from . import audit, config_verbs, doctor, events, skill, stop
 from .events import Reporters
 
