@@ -23,10 +23,10 @@ from ..runtime_paths import ensure_private_dir
 from ..socket_trust import check_socket_dir
 from ..sqlite.paths import ensure_private_dir as ensure_store_dir
 
-__all__ = ["claimed_socket", "socket_error", "socket_lock", "socket_lock_path"]
+__all__ = ["claimed_socket"]
 
 
-def socket_lock_path(socket: Path, environ: Mapping[str, str]) -> Path:
+def _socket_lock_path(socket: Path, environ: Mapping[str, str]) -> Path:
     """``daemon.lock`` beside the default socket; ``<socket>.lock`` for an overridden one."""
     if environ.get("VENOM_MEM_SOCKET"):
         return socket.with_name(socket.name + ".lock")
@@ -40,23 +40,23 @@ def claimed_socket(sock: Path, store_path: Path, environ: Mapping[str, str]) -> 
     try:
         _prepare_socket_dir(sock, store_path, environ)
     except OSError as exc:
-        raise socket_error(
+        raise _socket_error(
             sock, f"can't make {exc.filename or sock.parent}: {exc.strerror}"
         ) from None
-    with socket_lock(socket_lock_path(sock, environ)) as owned:
+    with _socket_lock(_socket_lock_path(sock, environ)) as owned:
         if owned:
             _clear_stale_socket(sock)
         yield owned
 
 
 @contextlib.contextmanager
-def socket_lock(path: Path) -> Iterator[bool]:
+def _socket_lock(path: Path) -> Iterator[bool]:
     """Hold the kernel flock that makes one daemon own a socket; yields False if taken."""
     try:
         # O_NOFOLLOW: a planted symlink would have us lock (and create) someone else's file.
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
-        raise socket_error(path, f"can't open the socket lock {path}: {exc.strerror}") from None
+        raise _socket_error(path, f"can't open the socket lock {path}: {exc.strerror}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -68,7 +68,7 @@ def socket_lock(path: Path) -> Iterator[bool]:
         os.close(fd)
 
 
-def socket_error(sock: Path, message: str) -> VenomError:
+def _socket_error(sock: Path, message: str) -> VenomError:
     return VenomError(
         "failed.socket",
         message,
@@ -84,7 +84,7 @@ def _clear_stale_socket(sock: Path) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISSOCK(mode):
-        raise socket_error(sock, f"{sock} exists and is not a socket; it is left as it is")
+        raise _socket_error(sock, f"{sock} exists and is not a socket; it is left as it is")
     sock.unlink()
 
 
