@@ -26,8 +26,7 @@ import logging
 import os
 import resource
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -40,7 +39,6 @@ from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
-from venom_mem_core.manifest_types import Verb
 from venom_mem_core.ports import Embedder, SharedPrincipals
 from venom_mem_core.records import Grant, Principal
 from venom_mem_core.usecases import principals
@@ -49,17 +47,18 @@ from venom_mem_core.usecases.memories import sweep_tombstones
 from venom_mem_core.usecases.search import embed_text
 from venom_mem_core.usecases.verbs import UseCase, command, use_cases
 
-from ..sqlite.errors import is_disk_full
 from .connection import CALLER, Connection
+from .context import DaemonPaths, Request
 from .event_log import EventLog
 from .flow import ByteBudget, FairGate, HeapTrimmer
 from .writer import WriterThread
 
 if TYPE_CHECKING:
     from ..embeddings.service import EmbeddingService
+    from ..store_backend import StoreBackend
     from .ops import Ops
 
-__all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
+__all__ = ["Daemon"]
 
 log = logging.getLogger("venom_mem.daemon")
 
@@ -82,19 +81,6 @@ DISK_PROBE_MAX_S = 2.0
 ERASE_RETRY_S = 30.0
 
 T = TypeVar("T")
-
-
-@attrs.frozen(kw_only=True)
-class Request:
-    """What a daemon-level handler gets: the caller, the checked params, the verb."""
-
-    daemon: Daemon
-    principal: Principal
-    verb: Verb
-    params: dict[str, Any]
-
-
-DaemonHandler = Callable[[Request], Awaitable[dict[str, Any]]]
 
 
 class Embedded:
@@ -134,15 +120,6 @@ class DiskFull:
         self._next = time.monotonic() + self._wait_s
 
 
-@attrs.frozen(kw_only=True)
-class DaemonPaths:
-    """Where this daemon's files are, for doctor, store.status and config verbs."""
-
-    socket: Path
-    store: Path
-    config: Path
-
-
 def _check_served(core: Mapping[str, UseCase], ops: Ops) -> None:
     """Refuse to serve a manifest whose daemon verbs aren't all answered here: each has its
     use case or its op (``hello`` is the connection's own)."""
@@ -174,6 +151,7 @@ class Daemon:
         paths: DaemonPaths,
         on_demand: bool,
         ops: Ops,
+        backend: StoreBackend,
         embeddings: EmbeddingService | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
@@ -188,6 +166,7 @@ class Daemon:
         self.ops = ops
         self.core = use_cases()  # every use case looked up: one missing stops the start
         _check_served(self.core, ops)
+        self.backend = backend
         self.embeddings = embeddings
         self._writer = WriterThread()
         self._readers = FairGate(READERS)
@@ -201,10 +180,12 @@ class Daemon:
         self._stopping = anyio.Event()
         self.write_failure: str | None = None
         self._clients_seen: str | None = None  # the store's clients counter last reloaded
-        # Asked once: a store others write too says so by its type (ports.SharedPrincipals).
-        self._shared: SharedPrincipals | None = (
-            app.store if isinstance(app.store, SharedPrincipals) else None
-        )
+        # Asked once, of the backend: a store other daemons write too (docs/adr/0028).
+        self._shared: SharedPrincipals | None = None
+        if backend.shared:
+            if not isinstance(app.store, SharedPrincipals):
+                raise VenomError("failed.internal", f"a {backend.name} store reads no clients")
+            self._shared = app.store
         self.disk_full: DiskFull | None = None
 
     # Serving ------------------------------------------------------------------------------
@@ -429,11 +410,13 @@ class Daemon:
             return await anyio.to_thread.run_sync(fn)
 
     async def in_writer(self, fn: Callable[[], T]) -> T:
-        """Run a write on the writer. After an I/O failure or corruption on a write, later
-        writes are refused until a restart: an fsync that failed once may have lied, so
-        retrying it could acknowledge data that isn't on disk. Reads go on.
+        """Run a write on the writer. After a failure the backend says latches
+        (``StoreBackend.latches``: I/O failure or corruption), later writes are refused
+        until a restart: an fsync that failed once may have lied, so retrying it could
+        acknowledge data that isn't on disk. Reads go on.
 
-        A full disk is different (the kernel refused the bytes; nothing was acknowledged):
+        A full disk (``StoreBackend.is_disk_full``) is different (the kernel refused the
+        bytes; nothing was acknowledged):
         writes are refused without touching the store, except one let through as a probe
         each time the backoff (DISK_PROBE_FIRST_S doubling to DISK_PROBE_MAX_S) runs out.
         The first write that succeeds ends it, with no restart."""
@@ -449,13 +432,13 @@ class Daemon:
             async with self._writes.slot(CALLER.get()):
                 result = await self._writer.run(fn)
         except VenomError as error:
-            if is_disk_full(error):
+            if self.backend.is_disk_full(error):
                 if self.disk_full is None:
                     log.error("the disk is full; writes resume once one succeeds: %s", error)
                     self.disk_full = DiskFull(error)
                 else:
                     self.disk_full.failed_again(error)
-            elif error.code == "failed.store":
+            elif self.backend.latches(error):
                 self.write_failure = error.message
                 log.error("store failure on a write; refusing writes until restart: %s", error)
             raise

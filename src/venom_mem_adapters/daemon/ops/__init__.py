@@ -22,8 +22,8 @@ from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.manifest_types import Manifest
 from venom_mem_core.ports import Store
 
+from ..context import DaemonHandler
 from ..event_log import EventLog
-from ..server import DaemonHandler
 from . import audit
 from .events import Reporters
 
