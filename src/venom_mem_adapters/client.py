@@ -221,10 +221,12 @@ class DaemonLocator:
         self._socket: str | None = None
 
     def config(self) -> Config:
+        """The config's ``store`` and ``daemon`` sections (the others at their defaults):
+        the daemon reads the whole file itself."""
         if self._config is None:
-            from .config_file import default_config_path, load_config
+            from .config_file import default_config_path, load_launch_config
 
-            self._config = load_config(default_config_path(self.environ))
+            self._config = load_launch_config(default_config_path(self.environ))
         return self._config
 
     def store_path(self) -> str:
