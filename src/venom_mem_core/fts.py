@@ -383,7 +383,7 @@ def phrase_starts(positions: Sequence[Collection[int]]) -> list[int]:
     if not positions:
         return []
     first = positions[0]
-    later = [frozenset(terms) for terms in positions[1:]]  # the same set when it is one
+    later = [frozenset(terms) for terms in positions[1:]]
     return sorted(
         start
         for start in first
@@ -391,14 +391,14 @@ def phrase_starts(positions: Sequence[Collection[int]]) -> list[int]:
     )
 
 
-def _term_positions(terms: Sequence[str]) -> dict[str, frozenset[int]]:
-    found: dict[str, set[int]] = {}
+def _term_positions(terms: Sequence[str]) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
     for position, term in enumerate(terms):
-        found.setdefault(term, set()).add(position)
-    return {term: frozenset(at) for term, at in found.items()}
+        found.setdefault(term, []).append(position)
+    return found
 
 
-_NOWHERE: frozenset[int] = frozenset()
+_NOWHERE: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -406,17 +406,17 @@ class Document:
     """A row as FTS5 indexes it: the terms of title, content and tags (space-separated, as
     the store keeps them), the content's tokens with offsets (for :func:`snippet`), and its
     length in tokens over all three columns; ``positions`` is each column's terms with the
-    places they stand (what a store's postings hold)."""
+    places they stand, ascending (what a store's postings hold)."""
 
     columns: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
     content_tokens: tuple[Token, ...]
     length: int
-    positions: tuple[Mapping[str, frozenset[int]], ...] = attrs.field(
+    positions: tuple[Mapping[str, Sequence[int]], ...] = attrs.field(
         eq=False, repr=False, init=False
     )
 
     @positions.default
-    def _index(self) -> tuple[Mapping[str, frozenset[int]], ...]:
+    def _index(self) -> tuple[Mapping[str, Sequence[int]], ...]:
         return tuple(_term_positions(column) for column in self.columns)
 
     @classmethod

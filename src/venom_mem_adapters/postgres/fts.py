@@ -70,9 +70,9 @@ def postings(memory: Memory) -> tuple[int, list[Posting]]:
     rows = [
         Posting(
             term=term,
-            title=tuple(sorted(title.get(term, ()))),
-            content=tuple(sorted(content.get(term, ()))),
-            tags=tuple(sorted(tags.get(term, ()))),
+            title=tuple(title.get(term, ())),
+            content=tuple(content.get(term, ())),
+            tags=tuple(tags.get(term, ())),
         )
         for term in sorted({*title, *content, *tags})
     ]
