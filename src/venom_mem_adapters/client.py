@@ -29,6 +29,7 @@ import time
 from collections.abc import Mapping
 
 from venom_mem_core.errors import VenomError
+from venom_mem_core.token_text import OWNER_TOKEN
 
 from . import socket_trust
 from .closing import ClosesOnExit
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Connection", "DaemonLocator", "connect", "reply_budget_s"]
 
-OWNER_TOKEN = "@owner"
 _NOT_RUNNING = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR)
 # A daemon that is stopping may have accepted a connection it will never answer: hello
 # has no effect, so it is tried again (and a new daemon started) a few times.

@@ -353,11 +353,7 @@ class SqlWriteTx(SqlReadTx):
     def _duplicate(self, memory: Memory) -> VenomError:
         """``conflict.memory_duplicate``, naming the live memory ``memory`` collided with."""
         other = SqlReadTx.find_live_by_content(self, memory.space, memory.content_sha256)
-        return VenomError(
-            "conflict.memory_duplicate",
-            "a live memory with the same content already exists in this space",
-            {"id": f"m{other.id}"} if other is not None else {},
-        )
+        return VenomError.duplicate_memory(memory.space, None if other is None else other.id)
 
     def insert_memory(self, memory: Memory) -> int:
         """Insert; a live duplicate is ``conflict.memory_duplicate`` naming the other row.

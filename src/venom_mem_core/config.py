@@ -34,6 +34,7 @@ __all__ = [
     "CONFIG_KEYS",
     "RESTART_KEYS",
     "SECRET_MASK",
+    "STORE_URL_SECRETS",
     "Config",
     "DaemonConfig",
     "EmbeddingsConfig",
@@ -183,7 +184,8 @@ def _leaf(
 _USED = MemorySettings()
 
 _STORE_URL_SCHEMES = ("postgresql", "postgres")
-_STORE_URL_SECRETS = frozenset({"password", "sslpassword"})
+# libpq's parameters that carry a password; store_url.public_url leaves them out too.
+STORE_URL_SECRETS = frozenset({"password", "sslpassword"})
 _STORE_URL_FIX = (
     "keep the password out of config.zon: put it in ~/.pgpass (chmod 600), a service file"
     ' (store.url = "postgresql:///?service=NAME") or PGPASSWORD in the daemon\'s environment'
@@ -212,7 +214,7 @@ def check_store_url(url: str) -> str:
         raise refuse("is not a valid URL") from None
     if parts.password is not None:
         raise refuse("carries a password; venom-mem keeps none in config.zon")
-    if any(key.lower() in _STORE_URL_SECRETS for key, _ in query):
+    if any(key.lower() in STORE_URL_SECRETS for key, _ in query):
         raise refuse("carries a password parameter; venom-mem keeps none in config.zon")
     return url
 

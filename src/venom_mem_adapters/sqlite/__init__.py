@@ -2,9 +2,10 @@
 
 Modules, one job each: ``paths`` (locations and permission checks), ``lock`` (the store
 lock), ``connection`` (opening and configuring connections), ``schema`` (schema 1),
-``migrations`` (the ladder), ``errors`` (apsw errors to VenomError), ``rows`` and ``filters``
-(records and predicates to SQL), ``bm25`` (ranking over the readable rows), ``tx`` (the
-ReadTx/WriteTx ports) and ``store`` (the Store port).
+``migrations`` (the ladder), ``errors`` (apsw errors to VenomError), ``filters``
+(predicates to SQL; rows are the shared ``sql_rows``), ``match`` (FTS5 query text),
+``fts_index`` and ``bm25`` (ranking over the readable rows), ``tx`` (the ReadTx/WriteTx
+ports), ``vectors`` and ``store`` (the Store port).
 """
 
 from .connection import open_connection as open_connection

@@ -30,7 +30,7 @@ __all__ = ["SqliteVectorRows", "SqliteVectors"]
 class SqliteVectors(SqlVectors):
     """The statements on one apsw connection."""
 
-    _param = "?"
+    _p = "?"
 
     def __init__(self, connection: apsw.Connection) -> None:
         self._connection = connection
