@@ -29,6 +29,7 @@ import time
 from collections.abc import Mapping
 
 from venom_mem_core.errors import VenomError
+from venom_mem_core.token_text import OWNER_TOKEN
 
 from . import socket_trust
 from .closing import ClosesOnExit
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Connection", "DaemonLocator", "connect", "reply_budget_s"]
 
-OWNER_TOKEN = "@owner"
 _NOT_RUNNING = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR)
 # A daemon that is stopping may have accepted a connection it will never answer: hello
 # has no effect, so it is tried again (and a new daemon started) a few times.
@@ -221,10 +221,12 @@ class DaemonLocator:
         self._socket: str | None = None
 
     def config(self) -> Config:
+        """The config's ``store`` and ``daemon`` sections (the others at their defaults):
+        the daemon reads the whole file itself."""
         if self._config is None:
-            from .config_file import default_config_path, load_config
+            from .config_file import default_config_path, load_launch_config
 
-            self._config = load_config(default_config_path(self.environ))
+            self._config = load_launch_config(default_config_path(self.environ))
         return self._config
 
     def store_path(self) -> str:

@@ -23,6 +23,7 @@ from .private_files import write_private_file
 __all__ = [
     "default_config_path",
     "load_config",
+    "load_launch_config",
     "parse_value_text",
     "reload",
     "write_config_value",
@@ -72,8 +73,9 @@ def _read(path: Path) -> str | None:
         ) from None
 
 
-def _load(path: Path) -> tuple[Config, dict[str, Any]]:
-    """The validated config and the file's own parsed values (empty with no file)."""
+def _load(path: Path, *, launch: bool = False) -> tuple[Config, dict[str, Any]]:
+    """The validated config and the file's own parsed values (empty with no file); with
+    ``launch``, only what the command line reads (:meth:`Config.launch_view`)."""
     text = _read(path)
     if text is None:
         return Config.defaults(), {}
@@ -82,13 +84,19 @@ def _load(path: Path) -> tuple[Config, dict[str, Any]]:
         raw: Any = {}
     else:
         raw = doc.value
-    config = Config.from_mapping(raw, lines=doc.lines, filename=str(path))
-    return config, raw
+    build = Config.launch_view if launch else Config.from_mapping
+    return build(raw, lines=doc.lines, filename=str(path)), raw
 
 
 def load_config(path: Path) -> Config:
     """Read and validate the file; no file means :meth:`Config.defaults`."""
     return _load(path)[0]
+
+
+def load_launch_config(path: Path) -> Config:
+    """:func:`load_config` for the command line: the sections it reads to find or launch
+    the daemon, checked without loading cattrs (:meth:`Config.launch_view`)."""
+    return _load(path, launch=True)[0]
 
 
 def write_config_value(path: Path, key: str, value: Any) -> Config:

@@ -27,23 +27,13 @@ def record_path(store_path: str) -> str:
 
 
 def write_record(store_path: str, *, socket: str, pid: int, source: str) -> None:
-    """Replace the record atomically (temp file beside it, rename); raises OSError."""
-    path = record_path(store_path)
-    tmp = f"{path}.{pid}.tmp"
+    """Replace the record atomically, 0600 (private_files.py); raises OSError."""
+    from pathlib import Path  # the daemon writes it; the client only reads, without pathlib
+
+    from .private_files import write_private_file
+
     text = json.dumps({"socket": socket, "pid": pid, "source": source}) + "\n"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_private_file(Path(record_path(store_path)), text)
 
 
 def read_record(store_path: str) -> dict[str, object] | None:

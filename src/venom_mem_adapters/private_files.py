@@ -1,7 +1,11 @@
-"""Files only their owner may read, written atomically: config.zon, the installed skill.
+"""Files and directories only their owner may read: the one place venom-mem creates them.
 
-Both are replaced whole (temp file beside it, fsync, rename, fsync the directory), so a
-reader never sees half a file, and a crash leaves the old one or the new one.
+config.zon, the installed skill and the daemon record are replaced whole
+(:func:`write_private_file`: temp file beside it, fsync, rename, fsync the directory), so a
+reader never sees half a file, and a crash leaves the old one or the new one. The store's
+and the runtime's directories are made 0700 (:func:`make_private_dirs`), and the store's
+files 0600 before SQLite opens them (:func:`create_private_file`). Checking what exists is
+each owner's own business (sqlite/paths.py, runtime_paths.py): their refusals differ.
 """
 
 from __future__ import annotations
@@ -11,7 +15,13 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["DIR_MODE", "FILE_MODE", "make_private_dirs", "write_private_file"]
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "create_private_file",
+    "make_private_dirs",
+    "write_private_file",
+]
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -32,6 +42,17 @@ def make_private_dirs(directory: Path, *, stop_at: Path | None = None) -> None:
         except FileExistsError:
             continue
         os.chmod(path, DIR_MODE)
+
+
+def create_private_file(path: Path) -> None:
+    """Create an empty 0600 file, refusing to follow a link or reuse an existing file (the
+    umask may have taken owner bits). Raises OSError."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
 
 
 def write_private_file(path: Path, text: str) -> None:

@@ -122,8 +122,12 @@ def socket_path(
 def ensure_private_dir(path: str | os.PathLike[str]) -> None:
     """Create ``path`` 0700 if missing, then insist it is a directory (not a symlink) owned by
     us with no group or world bits; anything else is ``failed.store`` naming the path."""
+    from pathlib import Path  # the daemon's side: the client path stays free of pathlib
+
+    from .private_files import make_private_dirs
+
     try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
+        make_private_dirs(Path(path))
         info = os.lstat(path)
     except OSError as exc:
         raise VenomError(

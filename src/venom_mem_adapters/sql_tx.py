@@ -54,6 +54,7 @@ __all__ = [
     "SqlReadTx",
     "SqlWriteTx",
     "assignments",
+    "narrows",
     "only_live",
     "placeholders",
 ]
@@ -76,17 +77,21 @@ _CONTEXT_ORDER = (
 )
 
 
-def only_live(where: MemoryFilter) -> bool:
-    """Whether the filter admits every live row (an all-seeing caller, no narrowing)."""
-    return (
-        where.access.everything
-        and where.spaces is None
+def narrows(where: MemoryFilter) -> bool:
+    """Whether the filter narrows the hits beyond the caller's readable live rows."""
+    return not (
+        where.spaces is None
         and where.kinds is None
         and not where.tags
         and where.sessions is None
         and where.importances is None
         and where.branch is None
     )
+
+
+def only_live(where: MemoryFilter) -> bool:
+    """Whether the filter admits every live row (an all-seeing caller, no narrowing)."""
+    return where.access.everything and not narrows(where)
 
 
 @functools.cache
@@ -348,11 +353,7 @@ class SqlWriteTx(SqlReadTx):
     def _duplicate(self, memory: Memory) -> VenomError:
         """``conflict.memory_duplicate``, naming the live memory ``memory`` collided with."""
         other = SqlReadTx.find_live_by_content(self, memory.space, memory.content_sha256)
-        return VenomError(
-            "conflict.memory_duplicate",
-            "a live memory with the same content already exists in this space",
-            {"id": f"m{other.id}"} if other is not None else {},
-        )
+        return VenomError.duplicate_memory(memory.space, None if other is None else other.id)
 
     def insert_memory(self, memory: Memory) -> int:
         """Insert; a live duplicate is ``conflict.memory_duplicate`` naming the other row.

@@ -64,12 +64,12 @@ def _facets(row: Sequence[Any]) -> MemoryFacets:
 class SqlVectors(ABC):
     """The statements on one connection, inside the transaction its caller holds."""
 
-    _param: ClassVar[str]  # the dialect's placeholder
+    _p: ClassVar[str]  # the dialect's placeholder, as SqlReadTx._p
     _text_lock: ClassVar[str] = ""  # appended to the text check's read
 
     @abstractmethod
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """A statement's rows, fetched eagerly (written with ``?``, bound in the dialect)."""
+        """A statement's rows, fetched eagerly."""
 
     @abstractmethod
     def _run(self, sql: str, params: Sequence[Any] = ()) -> None:
@@ -79,11 +79,8 @@ class SqlVectors(ABC):
     def _vector_rows(self) -> Iterable[Row]:
         """``SELECT {LOAD_COLUMNS}``'s rows, read the engine's way."""
 
-    def _sql(self, sql: str) -> str:
-        return sql if self._param == "?" else sql.replace("?", self._param)
-
     def _count(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return int(self._rows(self._sql(sql), params)[0][0])
+        return int(self._rows(sql, params)[0][0])
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -151,11 +148,12 @@ class SqlVectors(ABC):
 
     def stored_vector(self, memory: int, model: str, dimensions: int) -> StoredVector | None:
         """The memory's vector of ``model`` with its facets, if it is live and has one."""
+        p = self._p
         rows = self._rows(
-            self._sql(
+            (
                 "SELECT v.embedding, m.space, m.principal, m.kind, m.tags, m.session"
                 " FROM memory_vectors AS v JOIN memories AS m ON m.id = v.memory"
-                " WHERE v.memory = ? AND v.model = ? AND m.deleted IS NULL"
+                f" WHERE v.memory = {p} AND v.model = {p} AND m.deleted IS NULL"
             ),
             (memory, model),
         )
@@ -171,10 +169,11 @@ class SqlVectors(ABC):
     def pending_memories(self, *, limit: int) -> list[PendingText]:
         """Up to ``limit`` pending memories, newest first, so a new memory is embedded soon
         even behind a backlog."""
+        p = self._p
         rows = self._rows(
-            self._sql(
+            (
                 "SELECT m.id, m.title, m.content, m.content_sha256 FROM memories AS m"
-                f" WHERE {PENDING} ORDER BY m.id DESC LIMIT ?"
+                f" WHERE {PENDING} ORDER BY m.id DESC LIMIT {p}"
             ),
             (limit,),
         )
@@ -189,17 +188,19 @@ class SqlVectors(ABC):
     def count_pending_since(self, before: str, model: str) -> int:
         """Live memories whose text last changed before ``before`` (RFC 3339, compared as
         text) with no vector of ``model``: doctor's ``embeddings.pending``."""
+        p = self._p
         return self._count(
-            "SELECT count(*) FROM memories AS m WHERE m.deleted IS NULL AND m.updated < ?"
+            f"SELECT count(*) FROM memories AS m WHERE m.deleted IS NULL AND m.updated < {p}"
             " AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v"
-            " WHERE v.memory = m.id AND v.model = ?)",
+            f" WHERE v.memory = m.id AND v.model = {p})",
             (before, model),
         )
 
     def count_vectors(self, model: str | None = None) -> int:
+        p = self._p
         if model is None:
             return self._count("SELECT count(*) FROM memory_vectors")
-        return self._count("SELECT count(*) FROM memory_vectors WHERE model = ?", (model,))
+        return self._count(f"SELECT count(*) FROM memory_vectors WHERE model = {p}", (model,))
 
     # -- changes (inside a write transaction) ----------------------------------------------
 
@@ -208,9 +209,10 @@ class SqlVectors(ABC):
         one. Their memories become pending, and the worker embeds them again with the
         configured model. Returns how many rows were deleted (counted from the rows: a
         pipelined PostgreSQL statement has no rowcount yet)."""
+        p = self._p
         deleted = self._rows(
-            self._sql(
-                "DELETE FROM memory_vectors WHERE model <> ? OR octet_length(embedding) <> ?"
+            (
+                f"DELETE FROM memory_vectors WHERE model <> {p} OR octet_length(embedding) <> {p}"
                 " RETURNING memory"
             ),
             (model, dimensions * EMBEDDING_DTYPE.itemsize),
@@ -230,11 +232,12 @@ class SqlVectors(ABC):
         vector) with the memory's facets, for the index. A zero or non-finite vector is
         ValueError.
         """
+        p = self._p
         blob = encode_vector(vector)
         rows = self._rows(
-            self._sql(
+            (
                 "SELECT space, principal, kind, tags, session FROM memories"
-                " WHERE id = ? AND deleted IS NULL AND title = ? AND content_sha256 = ?"
+                f" WHERE id = {p} AND deleted IS NULL AND title = {p} AND content_sha256 = {p}"
             )
             + self._text_lock,
             (pending.id, pending.title, pending.content_sha256),
@@ -242,8 +245,8 @@ class SqlVectors(ABC):
         if not rows:
             return None
         self._run(
-            self._sql(
-                "INSERT INTO memory_vectors (memory, model, embedding) VALUES (?, ?, ?)"
+            (
+                f"INSERT INTO memory_vectors (memory, model, embedding) VALUES ({p}, {p}, {p})"
                 " ON CONFLICT (memory) DO UPDATE"
                 " SET model = excluded.model, embedding = excluded.embedding"
             ),

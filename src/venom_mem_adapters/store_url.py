@@ -15,11 +15,9 @@ from __future__ import annotations
 import hashlib
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from venom_mem_core.config import check_store_url
+from venom_mem_core.config import STORE_URL_SECRETS, check_store_url
 
 __all__ = ["check_url", "public_url", "url_key"]
-
-_SECRET_PARAMS = frozenset({"password", "sslpassword"})
 
 
 def check_url(url: str) -> str:
@@ -40,7 +38,7 @@ def public_url(url: str) -> str:
     query = [
         (k, v)
         for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if k.lower() not in _SECRET_PARAMS and k.lower() != "user"
+        if k.lower() not in STORE_URL_SECRETS and k.lower() != "user"
     ]
     shown = f"{parts.scheme}://{netloc}{parts.path}"
     return f"{shown}?{urlencode(query)}" if query else shown

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest_types import Verb
+from venom_mem_core.token_text import OWNER_TOKEN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OWNER_PREFIX", "human_hint", "situate"]
 
-OWNER_PREFIX = "VENOM_MEM_TOKEN=@owner"
+OWNER_PREFIX = f"VENOM_MEM_TOKEN={OWNER_TOKEN}"
 OUTSIDE = "  # in a terminal of your own, outside any managed tree"
 STARTS_ON_DEMAND = "venom-mem store status  # starts the daemon in the background"
 SERVE = "venom-mem serve"
@@ -41,7 +42,7 @@ def situate(
     code = error.code
     if code == "failed.store" and data.get("fix") == "restart the daemon: venom-mem serve":
         data["fix"] = f"{OWNER_PREFIX} venom-mem restart"  # writes resume in a new daemon
-    elif code in ("denied.admin", "denied.files") and environ.get("VENOM_MEM_TOKEN") != "@owner":
+    elif code in ("denied.admin", "denied.files") and environ.get("VENOM_MEM_TOKEN") != OWNER_TOKEN:
         # Only the owner holds admin (a client token never can): the same command, as owner.
         data["fix"] = f"{OWNER_PREFIX} {_command(argv)}{OUTSIDE}"
     elif code == "unavailable.not_running" and verb is not None and verb.name == "stop":

@@ -12,9 +12,10 @@ A refused ``embeddings.base_url`` is ``invalid_params.embeddings_url`` with
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 import attrs
@@ -23,13 +24,17 @@ from .errors import VenomError
 from .grammar import MAX_ISSUED_TTL_S
 from .grants import parse_grants
 from .records import Grant
-from .search_options import DEFAULT_FUSION, DEFAULT_QUERY_MODE, FUSION_NAMES, QUERY_MODES
+from .search_options import FUSION_NAMES, QUERY_MODES
 from .usecases.app import MemorySettings
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = [
     "CONFIG_KEYS",
     "RESTART_KEYS",
     "SECRET_MASK",
+    "STORE_URL_SECRETS",
     "Config",
     "DaemonConfig",
     "EmbeddingsConfig",
@@ -125,7 +130,7 @@ def _num(value: float | None) -> str:
 def _check_leaf(inst: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     """attrs validator for every leaf: type, range and choices from the field's spec."""
     spec: _Spec = attribute.metadata[_SPEC]
-    key = f"{type(inst).SECTION}.{attribute.name}"  # type: ignore[attr-defined]
+    key = f"{_section_names()[type(inst)]}.{attribute.name}"
     if spec.kind == "int":
         if not isinstance(value, int) or isinstance(value, bool):
             raise _Invalid(key, "must be an integer")
@@ -175,9 +180,12 @@ def _leaf(
 
 # -- sections --------------------------------------------------------------------------------
 
+# The keys the use cases read take their defaults from the use cases' own settings.
+_USED = MemorySettings()
 
 _STORE_URL_SCHEMES = ("postgresql", "postgres")
-_STORE_URL_SECRETS = frozenset({"password", "sslpassword"})
+# libpq's parameters that carry a password; store_url.public_url leaves them out too.
+STORE_URL_SECRETS = frozenset({"password", "sslpassword"})
 _STORE_URL_FIX = (
     "keep the password out of config.zon: put it in ~/.pgpass (chmod 600), a service file"
     ' (store.url = "postgresql:///?service=NAME") or PGPASSWORD in the daemon\'s environment'
@@ -206,14 +214,13 @@ def check_store_url(url: str) -> str:
         raise refuse("is not a valid URL") from None
     if parts.password is not None:
         raise refuse("carries a password; venom-mem keeps none in config.zon")
-    if any(key.lower() in _STORE_URL_SECRETS for key, _ in query):
+    if any(key.lower() in STORE_URL_SECRETS for key, _ in query):
         raise refuse("carries a password parameter; venom-mem keeps none in config.zon")
     return url
 
 
 @attrs.frozen(kw_only=True)
 class StoreConfig:
-    SECTION: ClassVar[str] = "store"
     path: str = _leaf("", "str")
     # Extension (docs/adr/0028): a PostgreSQL database instead of the SQLite file.
     url: str = _leaf("", "str")
@@ -231,7 +238,6 @@ class StoreConfig:
 
 @attrs.frozen(kw_only=True)
 class DaemonConfig:
-    SECTION: ClassVar[str] = "daemon"
     # RUF009: _leaf returns an attrs field (like attrs.field), not a shared default value.
     startup: Startup = _leaf("on-demand", "str", choices=("on-demand", "explicit"))  # noqa: RUF009
     startup_timeout_ms: int = _leaf(5000, "int", lo=1, hi=600_000)
@@ -240,33 +246,30 @@ class DaemonConfig:
 
 @attrs.frozen(kw_only=True)
 class MemoryConfig:
-    SECTION: ClassVar[str] = "memory"
-    max_content_bytes: int = _leaf(65536, "int", lo=1, hi=MAX_CONTENT_BYTES)
-    max_versions: int = _leaf(20, "int", lo=1, hi=1000)
-    tombstone_days: int = _leaf(30, "int", lo=1, hi=36_500)
+    max_content_bytes: int = _leaf(_USED.max_content_bytes, "int", lo=1, hi=MAX_CONTENT_BYTES)
+    max_versions: int = _leaf(_USED.max_versions, "int", lo=1, hi=1000)
+    tombstone_days: int = _leaf(_USED.tombstone_days, "int", lo=1, hi=36_500)
 
 
 @attrs.frozen(kw_only=True)
 class SearchConfig:
-    SECTION: ClassVar[str] = "search"
-    min_similarity: float = _leaf(0.0, "float", lo=-1.0, hi=1.0)
+    min_similarity: float = _leaf(_USED.min_similarity, "float", lo=-1.0, hi=1.0)
     # Extensions (docs/adr/0015, 0016): a store's default for memory.search's params.
-    query_mode: str = _leaf(DEFAULT_QUERY_MODE, "str", choices=QUERY_MODES)
-    fusion: str = _leaf(DEFAULT_FUSION, "str", choices=FUSION_NAMES)
+    query_mode: str = _leaf(_USED.query_mode, "str", choices=QUERY_MODES)
+    fusion: str = _leaf(_USED.fusion, "str", choices=FUSION_NAMES)
 
 
 @attrs.frozen(kw_only=True)
 class EmbeddingsConfig:
     """Off by default. ``provider = "http"`` needs base_url, model and dimensions >= 1."""
 
-    SECTION: ClassVar[str] = "embeddings"
     provider: Provider = _leaf("off", "str", choices=("off", "http"))  # noqa: RUF009 (as above)
     base_url: str = _leaf("", "str")
     model: str = _leaf("", "str")
     dimensions: int = _leaf(0, "int", lo=0, hi=65_536)
     api_key: str = _leaf("", "str", secret=True)
-    max_input_bytes: int = _leaf(32768, "int", lo=1, hi=1_048_576)
-    query_timeout_ms: int = _leaf(2000, "int", lo=1, hi=600_000)
+    max_input_bytes: int = _leaf(_USED.embed_input_bytes, "int", lo=1, hi=1_048_576)
+    query_timeout_ms: int = _leaf(_USED.query_timeout_ms, "int", lo=1, hi=600_000)
     batch_timeout_ms: int = _leaf(30000, "int", lo=1, hi=3_600_000)
     warn_vectors: int = _leaf(100_000, "int", lo=1, hi=10**12)
 
@@ -297,26 +300,10 @@ class EmbeddingsConfig:
 class GrantsConfig:
     """Rights of the ``unknown`` principal, and the longest life of a ``grant.issue`` token."""
 
-    SECTION: ClassVar[str] = "grants"
     unknown: tuple[Grant, ...] = _leaf((Grant(right="read", scope="*"),), "grants")
-    max_token_ttl: int = _leaf(MAX_ISSUED_TTL_S, "int", lo=1, hi=MAX_ISSUED_TTL_S)
+    max_token_ttl: int = _leaf(_USED.max_token_ttl, "int", lo=1, hi=MAX_ISSUED_TTL_S)
 
 
-_SECTIONS: Mapping[str, type[Any]] = {
-    "store": StoreConfig,
-    "daemon": DaemonConfig,
-    "memory": MemoryConfig,
-    "search": SearchConfig,
-    "embeddings": EmbeddingsConfig,
-    "grants": GrantsConfig,
-}
-
-
-def _leaves(section: str) -> dict[str, _Spec]:
-    return {a.name: a.metadata[_SPEC] for a in attrs.fields(_SECTIONS[section])}
-
-
-CONFIG_KEYS: tuple[str, ...] = tuple(f"{s}.{leaf}" for s in _SECTIONS for leaf in _leaves(s))
 RESTART_KEYS: frozenset[str] = frozenset(
     {
         "store.path",
@@ -346,8 +333,8 @@ def _split_key(key: str, *, param: str | None = None) -> tuple[str, str | None]:
     An unknown key is ``invalid_params.config``; ``param`` names the caller's parameter.
     """
     section, dot, leaf = key.partition(".")
-    if section not in _SECTIONS:
-        known = f"the sections are {', '.join(_SECTIONS)}"
+    if section not in _sections():
+        known = f"the sections are {', '.join(_sections())}"
     elif dot and leaf not in _leaves(section):
         known = f"{section} has {', '.join(_leaves(section))}"
     else:
@@ -391,24 +378,17 @@ def _leaf_json(spec: _Spec, value: Any, *, reveal: bool) -> Any:
 class Config:
     """The whole configuration. Build it with :meth:`from_mapping` or :meth:`defaults`."""
 
-    store: StoreConfig = attrs.field(
-        factory=StoreConfig, validator=attrs.validators.instance_of(StoreConfig)
-    )
-    daemon: DaemonConfig = attrs.field(
-        factory=DaemonConfig, validator=attrs.validators.instance_of(DaemonConfig)
-    )
-    memory: MemoryConfig = attrs.field(
-        factory=MemoryConfig, validator=attrs.validators.instance_of(MemoryConfig)
-    )
-    search: SearchConfig = attrs.field(
-        factory=SearchConfig, validator=attrs.validators.instance_of(SearchConfig)
-    )
-    embeddings: EmbeddingsConfig = attrs.field(
-        factory=EmbeddingsConfig, validator=attrs.validators.instance_of(EmbeddingsConfig)
-    )
-    grants: GrantsConfig = attrs.field(
-        factory=GrantsConfig, validator=attrs.validators.instance_of(GrantsConfig)
-    )
+    store: StoreConfig = attrs.field(factory=StoreConfig)
+    daemon: DaemonConfig = attrs.field(factory=DaemonConfig)
+    memory: MemoryConfig = attrs.field(factory=MemoryConfig)
+    search: SearchConfig = attrs.field(factory=SearchConfig)
+    embeddings: EmbeddingsConfig = attrs.field(factory=EmbeddingsConfig)
+    grants: GrantsConfig = attrs.field(factory=GrantsConfig)
+
+    def __attrs_post_init__(self) -> None:
+        for name, cls in _sections().items():
+            if not isinstance(getattr(self, name), cls):
+                raise TypeError(f"Config.{name} must be a {cls.__name__}")
 
     @classmethod
     def defaults(cls) -> Config:
@@ -429,37 +409,40 @@ class Config:
         document); with ``filename`` every error message starts ``<file>:<line>:``.
         """
         try:
-            return cls._build(data)
+            config: Config = _converter().structure(data, Config)
+        except _Invalid as err:
+            raise err.located(filename, lines or {}) from None
+        return config
+
+    @classmethod
+    def launch_view(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        lines: Mapping[str, int] | None = None,
+        filename: str | None = None,
+    ) -> Config:
+        """The ``store`` and ``daemon`` sections of parsed config text, checked as
+        :meth:`from_mapping` checks them, every other section at its defaults, unread.
+
+        What the command line reads to find or launch the daemon, without cattrs: neither
+        section holds a leaf that needs structuring, so their records take the values as
+        they are. The daemon loads the whole file when it starts, and a launched daemon's
+        refusal reaches the launching command as its error (launcher.py)."""
+        try:
+            top = _fields_of(data, "")
+            return cls(
+                **{
+                    name: _sections()[name](**_fields_of(top.get(name, {}), name))
+                    for name in _LAUNCH
+                }
+            )
         except _Invalid as err:
             raise err.located(filename, lines or {}) from None
 
-    @classmethod
-    def _build(cls, data: Any) -> Config:
-        if isinstance(data, list | tuple) and not data:
-            data = {}
-        if not isinstance(data, Mapping):
-            raise _Invalid("", "the config must be a struct .{ .section = .{ ... }, ... }")
-        for name in data:
-            _split_key(str(name))
-        sections: dict[str, Any] = {}
-        for name, section_cls in _SECTIONS.items():
-            raw = data.get(name, {})
-            if isinstance(raw, list | tuple) and not raw:
-                raw = {}
-            if not isinstance(raw, Mapping):
-                raise _Invalid(name, "must be a struct .{ .key = value, ... }")
-            specs = _leaves(name)
-            kwargs: dict[str, Any] = {}
-            for leaf, value in raw.items():
-                key = f"{name}.{leaf}"
-                _split_key(key)
-                kwargs[str(leaf)] = _structure_leaf(key, specs[leaf], value)
-            sections[name] = section_cls(**kwargs)
-        return cls(**sections)
-
     def _mapping(self, *, reveal: bool) -> dict[str, dict[str, Any]]:
         result: dict[str, dict[str, Any]] = {}
-        for name in _SECTIONS:
+        for name in _sections():
             section = getattr(self, name)
             result[name] = {
                 leaf: _leaf_json(spec, getattr(section, leaf), reveal=reveal)
@@ -518,6 +501,76 @@ class Config:
             query_timeout_ms=self.embeddings.query_timeout_ms,
             embed_input_bytes=self.embeddings.max_input_bytes,
         )
+
+
+@functools.cache
+def _sections() -> dict[str, type[Any]]:
+    """Each section's name (its field in :class:`Config`, in file order) and record."""
+    return {f.name: f.default.factory for f in attrs.fields(Config) if f.default is not None}
+
+
+@functools.cache
+def _section_names() -> dict[type[Any], str]:
+    return {cls: name for name, cls in _sections().items()}
+
+
+def _leaves(section: str) -> dict[str, _Spec]:
+    return {a.name: a.metadata[_SPEC] for a in attrs.fields(_sections()[section])}
+
+
+CONFIG_KEYS: tuple[str, ...] = tuple(f"{s}.{leaf}" for s in _sections() for leaf in _leaves(s))
+_LAUNCH = ("store", "daemon")  # what the command line reads (Config.launch_view)
+
+
+def _fields_of(value: Any, key: str) -> Mapping[str, Any]:
+    """A struct's fields (``.{}`` is an empty one), each key known: the first unknown one
+    in file order is refused. ``key`` is the struct's dotted key, ``""`` for the file."""
+    if isinstance(value, list | tuple) and not value:
+        return {}
+    if not isinstance(value, Mapping):
+        if not key:
+            raise _Invalid("", "the config must be a struct .{ .section = .{ ... }, ... }")
+        raise _Invalid(key, "must be a struct .{ .key = value, ... }")
+    for name in value:
+        _split_key(f"{key}.{name}" if key else str(name))
+    return value
+
+
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """The one structurer of config text, built on the first full load so that cattrs stays
+    off the command line's path. Every record's hook comes from its fields: a section's
+    field is structured by that section's hook, a leaf by its spec's (:func:`_structure_leaf`,
+    which hands the value to the validators as read); what a file leaves out takes the
+    field's default."""
+    import cattrs
+    from cattrs.gen import make_dict_structure_fn, override
+
+    converter = cattrs.Converter()
+
+    def hook(cls: type[Any], key: str) -> Callable[[Any, Any], Any]:
+        leaves: dict[str, Any] = {
+            a.name: override(struct_hook=_leaf_hook(f"{key}.{a.name}", a.metadata[_SPEC]))
+            for a in attrs.fields(cls)
+            if _SPEC in a.metadata
+        }
+        made = make_dict_structure_fn(
+            cls,
+            converter,
+            _cattrs_forbid_extra_keys=False,  # _fields_of refuses them first, in file order
+            _cattrs_detailed_validation=False,
+            **leaves,
+        )
+        return lambda value, _: made(_fields_of(value, key), cls)
+
+    for name, cls in _sections().items():
+        converter.register_structure_hook(cls, hook(cls, name))
+    converter.register_structure_hook(Config, hook(Config, ""))
+    return converter
+
+
+def _leaf_hook(key: str, spec: _Spec) -> Callable[[Any, Any], Any]:
+    return lambda value, _: _structure_leaf(key, spec, value)
 
 
 def _value(config: Config, key: str) -> Any:

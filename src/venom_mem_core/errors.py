@@ -123,5 +123,16 @@ class VenomError(Exception):
     def not_found(cls, what: str, message: str) -> VenomError:
         return cls(f"not_found.{what}", message)
 
+    @classmethod
+    def duplicate_memory(cls, space: str | None = None, holder: int | None = None) -> VenomError:
+        """``conflict.memory_duplicate``: a live memory of the space already has this content
+        (``holder``, its ID, when the store knows it; ``data.id`` names it)."""
+        who = "another live memory" if holder is None else f"m{holder}"
+        where = "this space" if space is None else space
+        data = {} if holder is None else {"id": f"m{holder}"}
+        return cls(
+            "conflict.memory_duplicate", f"{who} already holds this content in {where}", data
+        )
+
     def __repr__(self) -> str:
         return f"VenomError({self.code!r}, {self.message!r}, {self.data!r})"

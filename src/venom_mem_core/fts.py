@@ -51,7 +51,8 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Protocol, Self, TypeVar
 
 import attrs
 
@@ -68,15 +69,20 @@ __all__ = [
     "CorpusStats",
     "Document",
     "Phrase",
+    "Scores",
+    "ScoresT",
     "Token",
     "bm25",
     "bm25_scores",
     "bm25_term",
+    "bm25_term_sql",
+    "phrase_starts",
     "porter_stem",
     "query_phrases",
     "snippet",
     "tokenize",
     "tokens",
+    "weighted_hits",
 ]
 
 FTS5_TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -369,20 +375,49 @@ def porter_stem(word: str) -> str:
 # Documents, BM25 and snippets.
 
 
-def _phrase_positions(terms: Sequence[str], phrase: Phrase) -> list[int]:
-    size = len(phrase)
-    return [i for i in range(len(terms) - size + 1) if tuple(terms[i : i + size]) == phrase]
+def phrase_starts(positions: Sequence[Collection[int]]) -> list[int]:
+    """Where a phrase starts in one column, ascending, from its terms' positions there (one
+    collection per term, in phrase order): every start ``s`` with term ``i`` at ``s + i``, as
+    FTS5 matches a phrase. The one phrase rule of every store that counts in Python (the
+    SQLite store's bulk read, fts_index.py, applies it to arrays of the whole index)."""
+    if not positions:
+        return []
+    first = positions[0]
+    later = [frozenset(terms) for terms in positions[1:]]
+    return sorted(
+        start
+        for start in first
+        if all(start + offset + 1 in terms for offset, terms in enumerate(later))
+    )
+
+
+def _term_positions(terms: Sequence[str]) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for position, term in enumerate(terms):
+        found.setdefault(term, []).append(position)
+    return found
+
+
+_NOWHERE: tuple[int, ...] = ()
 
 
 @attrs.frozen
 class Document:
     """A row as FTS5 indexes it: the terms of title, content and tags (space-separated, as
     the store keeps them), the content's tokens with offsets (for :func:`snippet`), and its
-    length in tokens over all three columns."""
+    length in tokens over all three columns; ``positions`` is each column's terms with the
+    places they stand, ascending (what a store's postings hold)."""
 
     columns: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
     content_tokens: tuple[Token, ...]
     length: int
+    positions: tuple[Mapping[str, Sequence[int]], ...] = attrs.field(
+        eq=False, repr=False, init=False
+    )
+
+    @positions.default
+    def _index(self) -> tuple[Mapping[str, Sequence[int]], ...]:
+        return tuple(_term_positions(column) for column in self.columns)
 
     @classmethod
     def of(cls, title: str | None, content: str, tags: Sequence[str]) -> Document:
@@ -398,23 +433,34 @@ class Document:
             length=sum(len(column) for column in columns),
         )
 
+    def starts(self, column: int, phrase: Phrase) -> list[int]:
+        """Where ``phrase`` starts in the column (0 title, 1 content, 2 tags)."""
+        at = self.positions[column]
+        return phrase_starts([at.get(term, _NOWHERE) for term in phrase])
+
     def frequency(self, phrase: Phrase, weights: Weights = WEIGHTS) -> float:
         """The phrase's hits in each column times the column's weight, summed."""
-        if not phrase:
-            return 0.0
-        return sum(
-            weight * len(_phrase_positions(column, phrase))
-            for weight, column in zip(weights, self.columns, strict=True)
+        return weighted_hits(
+            [len(self.starts(column, phrase)) for column in range(len(self.columns))], weights
         )
 
     def matches(self, phrases: Sequence[Phrase]) -> bool:
         """Whether any nonempty phrase occurs in any column."""
         return any(
-            _phrase_positions(column, phrase)
+            self.starts(column, phrase)
             for phrase in phrases
             if phrase
-            for column in self.columns
+            for column in range(len(self.columns))
         )
+
+
+def weighted_hits(counts: Sequence[int], weights: Weights = WEIGHTS) -> float:
+    """A phrase's frequency ``f`` from its hits per column, as fts5_aux.c adds it up: each
+    column's weight times its count, column by column."""
+    freq = 0.0
+    for weight, hits in zip(weights, counts, strict=True):
+        freq += weight * hits
+    return freq
 
 
 @attrs.frozen
@@ -439,9 +485,38 @@ class CorpusStats:
         return tuple(values)
 
 
-def bm25_term(idf: float, freq: float, length: float, avgdl: float) -> float:
-    """One phrase's part of a row's BM25, in fts5_aux.c's order of operations."""
+class Scores(Protocol):
+    """What :func:`bm25_term` does to a frequency and a length: a float, or a numpy array of
+    them (one element per row), whose elementwise operations round as a float's do."""
+
+    def __add__(self, other: Self | float, /) -> Self: ...
+    def __radd__(self, other: float, /) -> Self: ...
+    def __mul__(self, other: float, /) -> Self: ...
+    def __rmul__(self, other: float, /) -> Self: ...
+    def __truediv__(self, other: Self | float, /) -> Self: ...
+
+
+ScoresT = TypeVar("ScoresT", bound=Scores)
+
+
+def bm25_term(idf: float, freq: ScoresT, length: ScoresT, avgdl: float) -> ScoresT:
+    """One phrase's part of a row's BM25, in fts5_aux.c's order of operations; ``freq`` and
+    ``length`` may be arrays (every row's at once, bm25.py)."""
     return idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / avgdl)))
+
+
+def bm25_term_sql(*, rows: str, hits: str, freq: str, length: str, avgdl: str, cast: str) -> str:
+    """:func:`bm25_term` with its IDF (:meth:`CorpusStats.idf`) as one SQL expression over
+    the given column expressions, the same operations in the same order; ``cast`` (such as
+    ``::float8``) makes each constant a double, so that the database rounds as Python does.
+    ``ln`` is PostgreSQL's (and SQLite's, with its math functions) natural logarithm."""
+    k1, b, floor = (f"{value!r}{cast}" for value in (K1, B, IDF_FLOOR))
+    idf = f"ln(({rows} - {hits} + 0.5) / ({hits} + 0.5))"
+    return (
+        f"CASE WHEN {idf} <= 0 THEN {floor} ELSE {idf} END"
+        f" * (({freq} * ({k1} + 1.0{cast})) / ({freq} + {k1} * (1 - {b} + {b} * {length}"
+        f" / {avgdl})))"
+    )
 
 
 def bm25(idfs: Sequence[float], freqs: Sequence[float], length: float, avgdl: float) -> float:
@@ -491,8 +566,7 @@ def snippet(content: str, doc: Document, phrases: Sequence[Phrase]) -> str:
     count = len(content_tokens)
     if count == 0:
         return cut_utf8(content, SNIPPET_BYTES)
-    terms = doc.columns[1]
-    hits = [(pos, len(p)) for p in phrases if p for pos in _phrase_positions(terms, p)[:1]]
+    hits = [(pos, len(p)) for p in phrases if p for pos in doc.starts(1, p)[:1]]
     start = 0
     if hits:
         first, size = min(hits)

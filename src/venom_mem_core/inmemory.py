@@ -283,11 +283,7 @@ class _WriteTx(_ReadTx):
         key = (memory.space, memory.content_sha256)
         holder = self._s.live_content.get(key)
         if holder is not None and holder != memory.id:
-            raise VenomError(
-                "conflict.memory_duplicate",
-                f"m{holder} already holds this content in {memory.space}",
-                {"id": f"m{holder}"},
-            )
+            raise VenomError.duplicate_memory(memory.space, holder)
         self._s.live_content[key] = memory.id
 
     def _release_content(self, memory: Memory) -> None:

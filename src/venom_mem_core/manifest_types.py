@@ -392,11 +392,3 @@ class Manifest(_VerbIndex):
     def verb(self, name: str) -> Verb | None:
         """Every request looks its verb up here: a dict, not a scan of the tuple."""
         return self._by_name.get(name)
-
-    @property
-    def nouns(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for v in self.verbs:
-            if v.noun:
-                seen.setdefault(v.noun)
-        return list(seen)

@@ -32,6 +32,7 @@ __all__ = [
     "SpaceSummary",
     "Store",
     "StoreCounts",
+    "StoredVectors",
     "VectorSearch",
     "WriteTx",
 ]
@@ -274,6 +275,17 @@ class SharedPrincipals(Protocol):
     """
 
     def clients_version(self) -> str: ...
+
+
+@runtime_checkable
+class StoredVectors(Protocol):
+    """A read transaction of a store that keeps the memories' vectors itself (both SQL stores).
+
+    Optional. ``has_vector`` answers memory.get's ``embedding`` when the app has no vector
+    index in memory; a transaction without it has no vectors to report (``pending``).
+    """
+
+    def has_vector(self, id: int) -> bool: ...
 
 
 class Clock(Protocol):

@@ -94,10 +94,6 @@ class Memory:
     updated: str
     deleted: str | None = None
 
-    @property
-    def is_live(self) -> bool:
-        return self.deleted is None
-
 
 @attrs.frozen(kw_only=True)
 class Version:

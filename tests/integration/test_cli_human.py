@@ -386,27 +386,43 @@ def test_make_demo_tells_the_story_in_human_output_and_ends_with_next_steps() ->
     assert "venom-mem setup" in tail
 
 
-def test_the_json_path_still_imports_nothing_heavy(world: World) -> None:
-    """ADR 0006's budget, after issue 14's habits and fixes: on a successful --json call the
-    CLI loads neither rich nor click, nor the modules only errors and help need."""
+def _modules_loaded(world: World, *argv: str) -> set[str]:
+    """The modules one successful CLI call imports (``python -X importtime``)."""
     import sys
 
-    world.ok("whoami")
     code = (
         "import sys; from venom_mem_cli.entry import main; "
-        "sys.argv = ['venom-mem', 'memory', 'search', '--query', 'x', '--tags', 'a,b', '--json']; "
-        "main()"
+        f"sys.argv = {['venom-mem', *argv]!r}; main()"
     )
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=world.environ(),
                           capture_output=True, text=True, timeout=30, check=False)  # fmt: skip
     assert proc.returncode == 0, proc
-    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+
+
+def test_the_json_path_still_imports_nothing_heavy(world: World) -> None:
+    """ADR 0006's budget, after issue 14's habits and fixes: on a successful --json call the
+    CLI loads neither rich nor click, nor the modules only errors and help need."""
+    world.ok("whoami")
+    loaded = _modules_loaded(world, "memory", "search", "--query", "x", "--tags", "a,b", "--json")
     roots = {name.split(".")[0] for name in loaded}
     heavy = {"rich", "click", "rich_click", "typing", "dataclasses", "pathlib", "shlex", "datetime"}
     heavy.add("cattrs")  # commands are structured daemon-side (docs/adr/0029)
     assert not roots & heavy, roots & heavy
     assert "venom_mem_cli.fixes" not in loaded
     assert "venom_mem_cli.helptext" not in loaded
+
+
+def test_a_launching_call_reads_the_config_without_cattrs(world: World) -> None:
+    """The call that launches the daemon reads the config's store and daemon sections
+    without loading cattrs (docs/adr/0035); the daemon it launches reads the whole file."""
+    world.write_config(
+        ".{ .daemon = .{ .startup_timeout_ms = 9000 }, .memory = .{ .max_versions = 7 } }\n"
+    )
+    loaded = _modules_loaded(world, "memory", "list", "--json")
+    assert "venom_mem_adapters.launcher" in loaded  # this call did launch the daemon
+    assert not {name for name in loaded if name.split(".")[0] == "cattrs"}
+    assert world.ok("config", "get", "--key", "memory.max_versions")["value"] == 7
 
 
 def test_events_follow_prints_one_readable_line_per_event(world: World) -> None:

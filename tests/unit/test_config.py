@@ -15,6 +15,7 @@ from venom_mem_adapters import zon
 from venom_mem_adapters.config_file import (
     default_config_path,
     load_config,
+    load_launch_config,
     parse_value_text,
     reload,
     write_config_value,
@@ -226,6 +227,53 @@ def test_top_level_must_be_a_struct(tmp_path: Path) -> None:
     err = error_of(write(tmp_path, '.{ "a", "b" }\n'))
     assert err.code == "invalid_params.config"
     assert ":1: the config must be a struct" in err.message
+
+
+# -- the command line's view --------------------------------------------------------------------
+
+
+def test_the_launch_view_checks_store_and_daemon_like_the_full_load(tmp_path: Path) -> None:
+    good = write(tmp_path, '.{ .daemon = .{ .startup = "explicit" }, .memory = .{} }\n')
+    assert load_launch_config(good).daemon.startup == "explicit"
+    for text, line in (
+        (".{\n    .daemon = .{ .startup_timeout_ms = 0 },\n}\n", 2),
+        ('.{\n    .store = .{\n        .path = "relative",\n    },\n}\n', 3),
+        (".{\n    .stor = .{},\n}\n", 2),
+        (".{\n    .daemon = .{ .startup_timout_ms = 5 },\n}\n", 2),
+    ):
+        path = write(tmp_path, text)
+        with pytest.raises(VenomError) as full:
+            load_config(path)
+        with pytest.raises(VenomError) as launch:
+            load_launch_config(path)
+        assert (launch.value.code, launch.value.message, launch.value.data) == (
+            full.value.code,
+            full.value.message,
+            full.value.data,
+        )
+        assert launch.value.data["line"] == line
+
+
+def test_the_launch_view_leaves_the_other_sections_to_the_daemon(tmp_path: Path) -> None:
+    path = write(tmp_path, ".{ .memory = .{ .max_versions = 0 } }\n")
+    assert load_launch_config(path) == Config.defaults()
+    with pytest.raises(VenomError, match=r"memory\.max_versions must be 1 to 1000"):
+        load_config(path)
+
+
+def test_the_launch_view_does_not_load_cattrs_and_the_full_load_does(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = write(tmp_path, '.{ .daemon = .{ .startup = "explicit" }, .grants = .{} }\n')
+    probe = (
+        "import sys; from pathlib import Path; from venom_mem_adapters import config_file as c; "
+        f"c.load_launch_config(Path({str(path)!r})); print('cattrs' in sys.modules); "
+        f"c.load_config(Path({str(path)!r})); print('cattrs' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, timeout=60).stdout.split()  # fmt: skip
+    assert out == ["False", "True"]
 
 
 # -- embeddings -------------------------------------------------------------------------------

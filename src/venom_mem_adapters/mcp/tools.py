@@ -36,6 +36,7 @@ from typing import Any
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.manifest_types import Manifest, Verb
 from venom_mem_core.params import check_params, json_schema, params_schema
+from venom_mem_core.token_text import OWNER_TOKEN
 
 __all__ = [
     "AUDIENCES",
@@ -145,7 +146,7 @@ def _exposed(verb: Verb) -> Verb:
 
 def audience_for_token(token: str) -> str:
     """Who a ``VENOM_MEM_TOKEN`` makes the adapter: ``owner``, ``client`` or ``unknown``."""
-    if token == "@owner":
+    if token == OWNER_TOKEN:
         return "owner"
     return "client" if token else "unknown"
 

@@ -44,10 +44,7 @@ def to_venom_error(exc: psycopg.Error, where: str) -> VenomError:
     if isinstance(exc, pg.UniqueViolation):
         constraint = exc.diag.constraint_name or ""
         if constraint == "memories_live_content":
-            return VenomError(
-                "conflict.memory_duplicate",
-                "a live memory with the same content already exists in this space",
-            )
+            return VenomError.duplicate_memory()
         if constraint.startswith("clients_"):
             return VenomError("conflict.client_exists", "a client with this name already exists")
     if isinstance(exc, psycopg.IntegrityError):

@@ -19,7 +19,17 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from venom_mem_core.fts import K1, WEIGHTS, B, CorpusStats, Document, bm25, tokenize
+from venom_mem_core.fts import (
+    K1,
+    WEIGHTS,
+    B,
+    CorpusStats,
+    Document,
+    Phrase,
+    bm25,
+    phrase_starts,
+    weighted_hits,
+)
 from venom_mem_core.fts import snippet as fts_snippet
 from venom_mem_core.records import Memory
 from venom_mem_core.search_options import Weights
@@ -31,16 +41,12 @@ __all__ = [
     "Phrase",
     "Posting",
     "RowHits",
-    "counted_freq",
     "matches",
-    "phrases",
     "postings",
     "score",
     "snippet",
     "weighted_freq",
 ]
-
-Phrase = tuple[str, ...]
 
 
 @attrs.frozen
@@ -60,21 +66,17 @@ def _doc(memory: Memory) -> Document:
 def postings(memory: Memory) -> tuple[int, list[Posting]]:
     """The row's length in tokens (all three columns) and its postings, terms sorted."""
     doc = _doc(memory)
-    found: dict[str, tuple[list[int], list[int], list[int]]] = {}
-    for column, terms in enumerate(doc.columns):
-        for position, term in enumerate(terms):
-            found.setdefault(term, ([], [], []))[column].append(position)
+    title, content, tags = doc.positions
     rows = [
-        Posting(term=term, title=tuple(t), content=tuple(c), tags=tuple(g))
-        for term, (t, c, g) in sorted(found.items())
+        Posting(
+            term=term,
+            title=tuple(title.get(term, ())),
+            content=tuple(content.get(term, ())),
+            tags=tuple(tags.get(term, ())),
+        )
+        for term in sorted({*title, *content, *tags})
     ]
     return doc.length, rows
-
-
-def phrases(tokens: Sequence[str]) -> list[Phrase]:
-    """Each query token as FTS5 reads a quoted string: its terms, consecutive (a token that
-    yields no term matches nothing)."""
-    return [tuple(tokenize(token)) for token in tokens]
 
 
 @attrs.frozen
@@ -86,18 +88,6 @@ class RowHits:
     freqs: tuple[float, ...]
 
 
-def _count(positions: Sequence[Sequence[int]]) -> int:
-    """Occurrences of a phrase whose terms have these positions (in one column)."""
-    if len(positions) == 1:
-        return len(positions[0])
-    later = [set(p) for p in positions[1:]]
-    return sum(
-        1
-        for start in positions[0]
-        if all(start + offset + 1 in terms for offset, terms in enumerate(later))
-    )
-
-
 def weighted_freq(
     phrase: Phrase, terms: dict[str, Sequence[Sequence[int]]], weights: Weights = WEIGHTS
 ) -> float:
@@ -105,21 +95,11 @@ def weighted_freq(
     that the query names to its (title, content, tags) positions."""
     if not phrase or any(term not in terms for term in phrase):
         return 0.0
-    freq = 0.0
-    for column, weight in enumerate(weights):
-        hits = _count([terms[term][column] for term in phrase])
-        freq += weight * hits
-    return freq
-
-
-def counted_freq(counts: Sequence[int] | None, weights: Weights = WEIGHTS) -> float:
-    """A one-term phrase's weighted hits from its (title, content, tags) counts."""
-    if counts is None:
-        return 0.0
-    freq = 0.0
-    for weight, hits in zip(weights, counts, strict=True):
-        freq += weight * hits
-    return freq
+    counts = [
+        len(phrase_starts([terms[term][column] for term in phrase]))
+        for column in range(len(weights))
+    ]
+    return weighted_hits(counts, weights)
 
 
 def score(

@@ -31,6 +31,7 @@ import attrs
 import psycopg
 
 from venom_mem_core.errors import VenomError
+from venom_mem_core.fts import bm25_term_sql, query_phrases, weighted_hits
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.records import Memory, Session
 from venom_mem_core.search_options import RFC_WEIGHTS, Weights
@@ -108,7 +109,7 @@ class PgReadTx(SqlReadTx):
         :meth:`_rank_in_sql`). The winners' rows are then read in one more, and kept for the
         search's get_memory and snippets.
         """
-        wanted = fts.phrases(tokens)
+        wanted = query_phrases(tokens)
         terms = sorted({term for phrase in wanted for term in phrase})
         if not terms or limit <= 0 or where.access.nothing:
             return []
@@ -182,7 +183,6 @@ class PgReadTx(SqlReadTx):
             else f"({title_w} * cardinality(p.title) + {content_w} * cardinality(p.content)"
             f" + {tags_w} * cardinality(p.tags))"
         )
-        k1, b = f"{fts.K1}{f8}", f"{fts.B}{f8}"
         # Each (term, memory) is one posting, so each f<i> sums one value or none: exact.
         freqs = ", ".join(
             f"sum({freq}) FILTER (WHERE p.term = %s) AS f{i}" for i in range(len(terms))
@@ -205,12 +205,11 @@ class PgReadTx(SqlReadTx):
         counts = ", ".join(f"count(f{i}){f8} AS n{i}" for i in range(len(terms)))
 
         def part(i: int) -> str:
-            idf = f"ln((c.n - df.n{i} + 0.5) / (df.n{i} + 0.5))"
-            return (
-                f"coalesce(CASE WHEN {idf} <= 0 THEN 1e-6{f8} ELSE {idf} END"
-                f" * ((h.f{i} * ({k1} + 1.0{f8})) / (h.f{i} + {k1} * (1 - {b} + {b} * h.length"
-                f" / (c.t / c.n)))), 0{f8})"
-            )
+            term = bm25_term_sql(
+                rows="c.n", hits=f"df.n{i}", freq=f"h.f{i}", length="h.length",
+                avgdl="(c.t / c.n)", cast=f8,
+            )  # fmt: skip
+            return f"coalesce({term}, 0{f8})"
 
         score = " + ".join(part(i) for i in range(len(terms)))
         rows = self._rows(
@@ -235,7 +234,7 @@ class PgReadTx(SqlReadTx):
         return [memory_from_row(row) for row in rows]
 
     def text_snippets(self, tokens: Sequence[str], ids: Sequence[int]) -> dict[int, str]:
-        wanted = fts.phrases(tokens)
+        wanted = query_phrases(tokens)
         if not any(wanted) or not ids:
             return {}
         memo = self._memo or {}
@@ -304,7 +303,7 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
                         list(p.content),
                         list(p.tags),
                         length,
-                        fts.counted_freq((len(p.title), len(p.content), len(p.tags))),
+                        weighted_hits((len(p.title), len(p.content), len(p.tags))),
                     )
                     for p in postings
                 ],

@@ -37,7 +37,7 @@ _PAGE = 16384  # rows per page: about 50 MB of 768-dimension vectors (2-3 s at 1
 class PgVectors(SqlVectors):
     """The statements on one psycopg connection."""
 
-    _param = "%s"
+    _p = "%s"
     _text_lock = " FOR SHARE"
 
     def __init__(self, connection: Connection) -> None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from venom_mem_core.fts import K1, WEIGHTS, B, CorpusStats
+from venom_mem_core.fts import K1, WEIGHTS, B, CorpusStats, bm25_term
 from venom_mem_core.search_options import Weights
 
 from . import fts_index
@@ -149,12 +149,11 @@ def rank_readable(
     at, _ = corpus.positions(rowids)
     lengths = corpus.lengths[at].astype(np.float64)
     stats = CorpusStats(rows=corpus.rows, tokens=corpus.tokens, hits=hits)
-    # fts5_aux.c's bm25 over every row at once: the same IEEE operations in the same order.
+    # The core's bm25 over every row at once: numpy's elementwise operations round alike.
     avgdl = stats.avgdl
     score = np.zeros(len(rowids))
     for column, idf in enumerate(stats.idf()):
-        freq = freqs[:, column]
-        score += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lengths / avgdl)))
+        score += bm25_term(idf, freqs[:, column], lengths, avgdl)
     score = -1.0 * score
     order = np.lexsort((-rowids, score))[:limit]
     return list(zip(rowids[order].tolist(), (-score[order]).tolist(), strict=True))

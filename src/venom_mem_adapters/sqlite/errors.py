@@ -61,10 +61,7 @@ def to_venom_error(exc: apsw.Error, path: str) -> VenomError:
         )
     if isinstance(exc, apsw.ConstraintError):
         if _DUPLICATE_MEMORY in detail:
-            return VenomError(
-                "conflict.memory_duplicate",
-                "a live memory with the same content already exists in this space",
-            )
+            return VenomError.duplicate_memory()
         if _DUPLICATE_CLIENT in detail:
             return VenomError("conflict.client_exists", "a client with this name already exists")
         return VenomError("failed.internal", f"constraint failed in {path}: {detail}", data)

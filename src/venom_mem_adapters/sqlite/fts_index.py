@@ -298,7 +298,8 @@ def _places(found: Sequence[tuple[Ints, Ints, Ints]]) -> list[npt.NDArray[Any]]:
 
 def _phrase_starts(connection: apsw.Connection, terms: Sequence[str]) -> tuple[Ints, Ints]:
     """Rowid and column of every place all of ``terms`` follow one another, as FTS5 matches
-    a phrase: term i at offset start + i of the same column, every such start counted."""
+    a phrase: term i at offset start + i of the same column, every such start counted.
+    :func:`venom_mem_core.fts.phrase_starts`' rule, on the whole index's arrays at once."""
     import numpy as np
 
     found = []

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from venom_mem_core.errors import VenomError
 
+from .. import private_files
+
 __all__ = [
     "backup_path",
     "check_private_dir",
@@ -30,9 +32,6 @@ __all__ = [
     "lock_path",
     "sidecar_paths",
 ]
-
-_DIR_MODE = 0o700
-_FILE_MODE = 0o600
 
 
 def default_store_path(environ: Mapping[str, str], configured: str | None = None) -> Path:
@@ -75,7 +74,7 @@ def _refuse(path: Path, reason: str, fix: str | None = None) -> VenomError:
 
 
 def _check(path: Path, st: os.stat_result, *, want_dir: bool) -> None:
-    mode = _DIR_MODE if want_dir else _FILE_MODE
+    mode = private_files.DIR_MODE if want_dir else private_files.FILE_MODE
     if stat.S_ISLNK(st.st_mode):
         raise _refuse(path, "is a symbolic link; the store does not follow links")
     if want_dir and not stat.S_ISDIR(st.st_mode):
@@ -105,12 +104,10 @@ def check_private_dir(path: Path) -> None:
 def ensure_private_dir(path: Path) -> None:
     """Create the store directory 0700 if it is missing (parents as usual), then check it."""
     if not os.path.lexists(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            os.mkdir(path, _DIR_MODE)
-            os.chmod(path, _DIR_MODE)  # the umask may have removed owner bits
-        except FileExistsError:
-            pass  # someone else made it first: the checks below decide
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Someone else may make it first: the checks below decide.
+            private_files.make_private_dirs(path, stop_at=path.parent)
         except OSError as exc:
             raise _refuse(path, f"cannot create the store directory: {exc.strerror}") from exc
     check_private_dir(path)
@@ -128,12 +125,7 @@ def check_private_file(path: Path) -> bool:
 
 def create_private_file(path: Path) -> None:
     """Create an empty 0600 file, refusing to follow a link or reuse an existing file."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags, _FILE_MODE)
+        private_files.create_private_file(path)
     except OSError as exc:
         raise _refuse(path, f"cannot create: {exc.strerror}") from exc
-    try:
-        os.fchmod(fd, _FILE_MODE)
-    finally:
-        os.close(fd)

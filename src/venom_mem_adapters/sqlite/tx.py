@@ -23,7 +23,15 @@ from venom_mem_core.records import Memory
 from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
 from ..sql_rows import MEMORY_COLUMNS, memory_values
-from ..sql_tx import Row, SqlReadTx, SqlWriteTx, assignments, only_live, placeholders
+from ..sql_tx import (
+    Row,
+    SqlReadTx,
+    SqlWriteTx,
+    assignments,
+    narrows,
+    only_live,
+    placeholders,
+)
 from . import bm25
 from .errors import translated
 from .filters import FILTERS
@@ -43,18 +51,6 @@ def _clean(tokens: Sequence[str]) -> list[str]:
 
 def _match(tokens: Sequence[str]) -> str:
     return fts_match_expression(_clean(tokens))
-
-
-def _narrows(where: MemoryFilter) -> bool:
-    """True when the filter narrows the hits beyond the caller's readable live rows."""
-    return not (
-        where.spaces is None
-        and where.kinds is None
-        and not where.tags
-        and where.sessions is None
-        and where.importances is None
-        and where.branch is None
-    )
 
 
 class SqliteReadTx(SqlReadTx):
@@ -106,7 +102,7 @@ class SqliteReadTx(SqlReadTx):
                     _clean(tokens),
                     readable,
                     limit,
-                    narrowed=candidates if _narrows(where) else None,
+                    narrowed=candidates if narrows(where) else None,
                     weights=weights,
                 )
         builtin = _BUILTIN_BM25.format(*map(float, weights))

@@ -25,7 +25,7 @@ __all__ = ["SqliteVectors"]
 class SqliteVectors(SqlVectors):
     """The statements on one apsw connection."""
 
-    _param = "?"
+    _p = "?"
 
     def __init__(self, connection: apsw.Connection) -> None:
         self._connection = connection

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from venom_mem_adapters.mcp.link import DaemonLink, Wire
+from venom_mem_core.token_text import OWNER_TOKEN
 
 __all__ = ["CLIENT_NAME", "DaemonPool", "ui_token"]
 
 CLIENT_NAME = "venom-mem-ui"
-OWNER_TOKEN = "@owner"
 _IDLE_LINKS_KEPT = 4
 
 

@@ -27,7 +27,7 @@ from ..commands import (
 )
 from ..errors import VenomError
 from ..grants import Resource, check
-from ..ports import ERASE_PENDING, ReadTx, WriteTx
+from ..ports import ERASE_PENDING, ReadTx, StoredVectors, WriteTx
 from ..records import Memory, Principal, Version
 from ..shapes import memory_id, memory_json, version_entry_json
 from .app import App
@@ -111,11 +111,7 @@ def _check_revision(memory: Memory, revision: int) -> None:
 def _check_no_duplicate(tx: ReadTx, memory: Memory, digest: bytes) -> None:
     other = tx.find_live_by_content(memory.space, digest)
     if other is not None and other.id != memory.id:
-        raise VenomError(
-            "conflict.memory_duplicate",
-            f"{memory_id(other.id)} already holds this content in {memory.space}",
-            {"id": memory_id(other.id)},
-        )
+        raise VenomError.duplicate_memory(memory.space, other.id)
 
 
 def _commit_revision(
@@ -209,8 +205,8 @@ def embedding_state(app: App, tx: ReadTx, memory: Memory) -> str:
         return "off"
     if app.vectors is not None:
         return "ready" if memory.id in app.vectors else "pending"
-    has_vector = getattr(tx, "has_vector", None)
-    return "ready" if has_vector is not None and has_vector(memory.id) else "pending"
+    stored = isinstance(tx, StoredVectors) and tx.has_vector(memory.id)
+    return "ready" if stored else "pending"
 
 
 def update_memory(app: App, who: Principal, cmd: UpdateMemory) -> dict[str, Any]:
