@@ -208,7 +208,6 @@ def print_hybrid(size: int, figures: dict[str, dict[str, float]]) -> None:
         print(f"{size:>7,} memories  {name} daemon embedded the backlog in {took:.0f} s")
 
 
-
 # A team's server commits durably: the test server's fsync-off settings put back to the defaults.
 DURABLE = ("fsync=on", "synchronous_commit=on", "full_page_writes=on")
 LOAD_SEED = 1000  # memories in each store before the load, so searches have postings to rank

@@ -51,9 +51,11 @@ Samples = tuple[list[float], list[float], int]
 
 
 def _client_process(
-    environ: Mapping[str, str], daemon: int, writers: int, searchers: int, start: float, end: float
+    environ: Mapping[str, str], daemon: int, clients: tuple[int, int], window: tuple[float, float]
 ) -> Samples:
     """One daemon's clients, in a process of their own: (add and search latencies, errors)."""
+    writers, searchers = clients
+    start, end = window
     adds: list[float] = []
     searches: list[float] = []
     errors = [0]
@@ -113,7 +115,7 @@ def run_load(
     end = start + seconds
     with ProcessPoolExecutor(len(environs), mp_context=get_context("spawn")) as pool:
         futures = [
-            pool.submit(_client_process, dict(env), i, writers, searchers, start, end)
+            pool.submit(_client_process, dict(env), i, (writers, searchers), (start, end))
             for i, env in enumerate(environs)
         ]
         results = [future.result() for future in futures]
