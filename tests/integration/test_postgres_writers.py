@@ -4,7 +4,8 @@ The store declares ``ConcurrentWrites``, so the daemon runs its writes on ``writ
 at once. RFC-0020's promises hold there as they do across daemons: racing updates of one
 revision give one winner, racing adds of one content one row; and what follows each commit
 (its events) keeps the commits' order, even when the code between a commit and its event
-is slow: the events of a chain of updates of one memory show its revisions in seq order.
+is slow: the events of a chain of updates of one memory show its revisions in seq order;
+and another daemon gets them, through the bridge, in that order.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from venom_mem_core.usecases.verbs import call
 pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[dev]')")
 
 from venom_mem_adapters.postgres import PostgresStore
+from venom_mem_adapters.postgres.notify import EventBridge
 
 __all__ = ["postgres_server"]  # the fixture, imported for pytest
 
@@ -159,3 +161,32 @@ def test_racing_adds_on_one_daemon_make_one_row(daemon: World) -> None:
     assert sum(1 for r in results if r["changed"]) == 1, results
     assert {r["id"] for r in results} == {"m1"}
     assert len(daemon.ok("memory", "list", token="@owner")["memories"]) == 1
+
+
+def test_another_daemon_relays_the_events_in_seq_order(
+    pg: PostgresStore, postgres_server: PostgresServer
+) -> None:
+    """300 events appended at once on one daemon's log, from 4 threads, reach the other's
+    log once each and in the first's seq order (the publisher sends them off the write path,
+    several per statement)."""
+    url = postgres_server.url(schema=pg.url.split("search_path%3D", 1)[1])
+    one, other = EventLog(SystemClock()), EventLog(SystemClock())
+    bridges = [EventBridge(url, one), EventBridge(url, other)]
+    for bridge in bridges:
+        bridge.start()
+    try:
+
+        def append(thread: int) -> None:
+            for n in range(75):
+                one.emit("memory.added", "space:user", {"memory": f"m{thread * 100 + n}"})
+
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(append, range(4)))
+        sent = [e["data"]["memory"] for e in one.after(0)]
+        deadline = time.monotonic() + 20
+        while len(other.after(0)) < len(sent) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [e["data"]["memory"] for e in other.after(0)] == sent
+    finally:
+        for bridge in bridges:
+            bridge.close()

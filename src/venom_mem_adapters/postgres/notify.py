@@ -18,7 +18,7 @@ fails is sent again once on a new connection. The channel is named after the sto
 public URL), so stores in one database never mix.
 
 Publishing is off the write path (docs/adr/0031): an append only wakes the publishing
-thread, which sends every event appended since its last round in one transaction, in seq
+thread, which sends every event appended since its last round in one statement, in seq
 order (a transaction's notifications are delivered in the order sent), on a connection with
 ``synchronous_commit`` off: a NOTIFY's commit is a commit, and waiting for its WAL flush
 would cost each write a second fsync for a delivery that is at most once anyway. Each
@@ -139,11 +139,11 @@ class EventBridge:
             for attempt in (1, 2):  # once more on a new connection
                 try:
                     assert self._publisher is not None
-                    with self._publisher.pipeline(), self._publisher.transaction():
-                        for text in texts:
-                            self._publisher.execute(
-                                "SELECT pg_notify(%s, %s)", (self._channel, text)
-                            )
+                    # One statement, one transaction: the array's order is the order sent.
+                    self._publisher.execute(
+                        "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload",
+                        (self._channel, texts),
+                    )
                     break
                 except psycopg.Error as exc:  # the writes are committed; only the echo is lost
                     if attempt == 2:

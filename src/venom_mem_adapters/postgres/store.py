@@ -201,6 +201,8 @@ class PostgresStore(SqlStore):
         and replicas keep it for as long as they are kept (doctor warns; docs/adr/0028).
         """
         self._check_open()
+        # A purge's events are out: later commits' followers need not wait for the VACUUM.
+        self._order.end_turn()
         with self._pool.connection() as connection, translated(self.url):
             for table in _PURGED_TABLES:
                 connection.execute(f"VACUUM {table}")
