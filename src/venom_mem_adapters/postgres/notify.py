@@ -100,7 +100,13 @@ class EventBridge:
         self._thread.start()
         self._ready.wait(timeout_s)
         self._publishing.start()
-        self._unsubscribe = self._events.subscribe(self._appended.set)
+        self._unsubscribe = self._events.subscribe(self._wake_publisher)
+
+    def _wake_publisher(self) -> None:
+        """After every append, in the appending thread. The listening thread appends only
+        other daemons' events, which are never published: no wake for those."""
+        if threading.current_thread() is not self._thread:
+            self._appended.set()
 
     def _connect_publisher(self) -> psycopg.Connection[Any]:
         connection = psycopg.connect(self._url, autocommit=True)
