@@ -4,7 +4,8 @@ One connection is one caller. After ``hello`` every request is checked against t
 manifest and the caller's rights before any handler runs (:func:`venom_mem_core.dispatch.
 prepare`). The manifest says what answers a verb and where it runs (docs/adr/0033): a core
 use case (looked up by :func:`venom_mem_core.usecases.verbs.use_cases` when the daemon is
-built), writes one at a time on the store's one writer, reads on a small pool of read-only
+built), writes on the store's writer (one at a time for SQLite; several at once for a store
+that serializes them itself, ``ports.ConcurrentWrites``), reads on a small pool of read-only
 connections (so a read answers while a write is held); or an operations verb answered from
 the daemon's own state (:mod:`.ops`). A query the use case will
 embed is embedded first, off the pool, within ``embeddings.query_timeout_ms``. Requests on a
@@ -39,7 +40,7 @@ from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
-from venom_mem_core.ports import Embedder, SharedPrincipals
+from venom_mem_core.ports import ConcurrentWrites, Embedder, SharedPrincipals
 from venom_mem_core.records import Grant, Principal
 from venom_mem_core.usecases import principals
 from venom_mem_core.usecases.app import App
@@ -69,8 +70,8 @@ MAX_CONNECTIONS = 2048
 FRAME_BUDGET = 32 * 1024 * 1024
 READERS = 4
 ACCEPT_BATCH = 16
-# Writes handed to the writer thread at once: enough that it never waits on the event loop.
-WRITES_AHEAD = 2
+# Writes handed to the writer beyond one per thread: enough that none waits on the event loop.
+WRITES_QUEUED = 1
 SHUTDOWN_DEADLINE_S = 2.0
 SWEEP_INTERVAL_S = 86400.0
 # While the disk is full, one write is let through as a probe this long after the last
@@ -168,9 +169,9 @@ class Daemon:
         _check_served(self.core, ops)
         self.backend = backend
         self.embeddings = embeddings
-        self._writer = WriterThread()
+        self._writer = _writer_for(app.store)
         self._readers = FairGate(READERS)
-        self._writes = FairGate(WRITES_AHEAD)
+        self._writes = FairGate(self._writer.threads + WRITES_QUEUED)
         self.max_connections = max_connections
         self.frame_budget = ByteBudget(FRAME_BUDGET)
         self._trimmer = HeapTrimmer()
@@ -378,7 +379,7 @@ class Daemon:
         return await self.run_core(core, principal, cmd)
 
     async def run_core(self, core: UseCase, principal: Principal, cmd: Command) -> dict[str, Any]:
-        """Run a core use case off the reactor: writes one at a time, reads on the pool."""
+        """Run a core use case off the reactor: writes on the writer, reads on the pool."""
         app = self.app
         if core.embeds is not None and app.embedder is not None:
             app = await self._embedded_ahead(app, core.embeds(app, cmd))
@@ -469,6 +470,14 @@ class Daemon:
             await anyio.sleep(interval_s)
             with contextlib.suppress(VenomError):
                 await self.in_writer(self.app.store.erase_pending_traces)
+
+
+def _writer_for(store: object) -> WriterThread:
+    """One writer thread, or as many as a store that serializes its writes itself runs at
+    once, each job in its ``write_job`` (docs/adr/0031)."""
+    if isinstance(store, ConcurrentWrites):
+        return WriterThread(store.writers, store.write_job)
+    return WriterThread()
 
 
 def _ignore_late_wakeups(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

@@ -16,6 +16,14 @@ after_relisten`: it is called each time the listener is back after losing the da
 LISTEN is on again, so a reload from the store then misses nothing in between. A publish that
 fails is sent again once on a new connection. The channel is named after the store's key (its
 public URL), so stores in one database never mix.
+
+Publishing is off the write path (docs/adr/0031): an append only wakes the publishing
+thread, which sends every event appended since its last round in one statement, in seq
+order (a transaction's notifications are delivered in the order sent), on a connection with
+``synchronous_commit`` off: a NOTIFY's commit is a commit, and waiting for its WAL flush
+would cost each write a second fsync for a delivery that is at most once anyway. Each
+payload carries its ``seq``, so two alike events in one round are both delivered (PostgreSQL
+folds identical payloads of one transaction).
 """
 
 from __future__ import annotations
@@ -73,7 +81,11 @@ class EventBridge:
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._publisher: psycopg.Connection[Any] | None = None
+        self._appended = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="venom-mem-notify", daemon=True)
+        self._publishing = threading.Thread(
+            target=self._publish_loop, name="venom-mem-publish", daemon=True
+        )
         self._unsubscribe: Any = None
         self._relisten: list[Callable[[], None]] = []
 
@@ -84,45 +96,73 @@ class EventBridge:
 
     def start(self, timeout_s: float = 10.0) -> None:
         """Connect, start listening, and follow the local log; waits until LISTEN is on."""
-        self._publisher = psycopg.connect(self._url, autocommit=True)
+        self._publisher = self._connect_publisher()
         self._thread.start()
         self._ready.wait(timeout_s)
-        self._unsubscribe = self._events.subscribe(self._publish_new)
+        self._publishing.start()
+        self._unsubscribe = self._events.subscribe(self._wake_publisher)
+
+    def _wake_publisher(self) -> None:
+        """After every append, in the appending thread. The listening thread appends only
+        other daemons' events, which are never published: no wake for those."""
+        if threading.current_thread() is not self._thread:
+            self._appended.set()
+
+    def _connect_publisher(self) -> psycopg.Connection[Any]:
+        connection = psycopg.connect(self._url, autocommit=True)
+        connection.execute("SET synchronous_commit = off")
+        return connection
+
+    def _publish_loop(self) -> None:
+        while not self._stop.is_set():
+            self._appended.wait()
+            self._appended.clear()
+            self._publish_new()
 
     def _publish_new(self) -> None:
-        """Called after every local append, in the appending thread."""
+        """Every local event appended since the last round, in one transaction."""
         with self._lock:
             new = self._events.after(self._published)
             if not new:
                 return
             self._published = new[-1]["seq"]
-            for event in new:
-                if self._events.is_relayed(event["seq"]):
-                    continue
-                payload = {
-                    "source": self._events.source,
-                    "type": event["type"],
-                    "resource": event["resource"],
-                    "data": event["data"],
-                }
-                text = json.dumps(payload, separators=(",", ":"))
-                for attempt in (1, 2):  # once more on a new connection
-                    try:
-                        assert self._publisher is not None
-                        self._publisher.execute("SELECT pg_notify(%s, %s)", (self._channel, text))
-                        break
-                    except psycopg.Error as exc:  # the write is committed; only its echo is lost
-                        if attempt == 2:
-                            log.warning(
-                                "could not publish %s to other daemons: %s", event["type"], exc
-                            )
-                        self._reconnect_publisher()
+            texts = [
+                json.dumps(
+                    {
+                        "source": self._events.source,
+                        "seq": event["seq"],
+                        "type": event["type"],
+                        "resource": event["resource"],
+                        "data": event["data"],
+                    },
+                    separators=(",", ":"),
+                )
+                for event in new
+                if not self._events.is_relayed(event["seq"])
+            ]
+            if not texts:
+                return
+            for attempt in (1, 2):  # once more on a new connection
+                try:
+                    assert self._publisher is not None
+                    # One statement, one transaction: the array's order is the order sent.
+                    self._publisher.execute(
+                        "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload",
+                        (self._channel, texts),
+                    )
+                    break
+                except psycopg.Error as exc:  # the writes are committed; only the echo is lost
+                    if attempt == 2:
+                        log.warning(
+                            "could not publish %d events to other daemons: %s", len(texts), exc
+                        )
+                    self._reconnect_publisher()
 
     def _reconnect_publisher(self) -> None:
         try:
             if self._publisher is not None:
                 self._publisher.close()
-            self._publisher = psycopg.connect(self._url, autocommit=True)
+            self._publisher = self._connect_publisher()
         except psycopg.Error as exc:
             log.warning("could not reconnect the event publisher: %s", exc)
 
@@ -169,6 +209,10 @@ class EventBridge:
         self._stop.set()
         if self._unsubscribe is not None:
             self._unsubscribe()
+        self._appended.set()
+        if self._publishing.is_alive():
+            self._publishing.join(5)
+        self._publish_new()  # what was appended since the last round
         self._thread.join(5)
         if self._publisher is not None:
             self._publisher.close()

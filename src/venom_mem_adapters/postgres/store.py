@@ -7,6 +7,12 @@ it raises, and takes the row and advisory locks that tx.py describes, so daemons
 machines writing the same rows queue behind each other the way SQLite's one writer would
 have them. A lock not had within 5 s (``lock_timeout``) is ``unavailable.store_busy``.
 
+Those locks serialize this daemon's own writes as well as other machines', so the store
+declares :class:`~venom_mem_core.ports.ConcurrentWrites`: the daemon runs :data:`WRITERS`
+write jobs at once, and the server commits them in groups (docs/adr/0031). Each job runs
+inside :meth:`PostgresStore.write_job`, whose :class:`~venom_mem_adapters.commit_order.
+CommitOrder` keeps what follows each commit (the events) in commit order.
+
 Credentials come from libpq alone (url.py); the store names its database by its public URL.
 """
 
@@ -15,15 +21,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
 from venom_mem_core.errors import VenomError
-from venom_mem_core.ports import ERASE_PENDING, Store
+from venom_mem_core.ports import ERASE_PENDING, ConcurrentWrites, SharedPrincipals, Store
 
+from ..commit_order import CommitOrder
 from ..sql_store import SqlStore
 from ..store_url import check_url, public_url
 from .errors import translated
@@ -40,6 +47,13 @@ log = logging.getLogger("venom_mem.store")
 Connection = psycopg.Connection[tuple[Any, ...]]
 LOCK_TIMEOUT_MS = 5000  # SQLite's busy_timeout
 _OPEN_TIMEOUT_S = 10.0
+# Write jobs a daemon runs at once (docs/adr/0031: 4 keep one daemon's commits grouped;
+# more gained nothing on 2 cores), and the connections beside them: the daemon's readers,
+# one for the token check and one for the embedding worker or a VACUUM. docs/team-store.md
+# gives the server's max_connections this implies.
+WRITERS = 4
+READERS = 4
+CONNECTIONS = WRITERS + READERS + 2
 # The tables a purge leaves dead tuples in; erase_traces vacuums them.
 _PURGED_TABLES = ("memories", "memory_versions", "memory_fts", "memory_fts_terms", "memory_vectors")
 
@@ -61,6 +75,7 @@ class PostgresStore(SqlStore):
         self.url = public_url(url)
         self._pool = pool
         self._writing = threading.local()
+        self._order = CommitOrder()
         self._closed = False
 
     @classmethod
@@ -69,7 +84,7 @@ class PostgresStore(SqlStore):
         url: str,
         *,
         migrations: Sequence[Migration] = DEFAULT_MIGRATIONS,
-        connections: int = 6,
+        connections: int = CONNECTIONS,
     ) -> PostgresStore:
         """Check the URL, connect, migrate (or create) the schema."""
         check_url(url)
@@ -98,20 +113,33 @@ class PostgresStore(SqlStore):
             raise VenomError("failed.internal", f"the store {self.url} is closed")
 
     @contextmanager
-    def _transaction(self, begin: str) -> Iterator[Connection]:
+    def _transaction(self, begin: str, *, ordered: bool = False) -> Iterator[Connection]:
         """BEGIN ... COMMIT in pipeline mode: statements whose results nothing reads (BEGIN,
         the postings, versions, COMMIT) travel with the next one that is read, so a write
-        costs a few round trips to the server rather than one per statement."""
-        with self._pool.connection() as connection:
-            try:
-                with translated(self.url), connection.pipeline():
-                    connection.execute(begin)
-                    yield connection
-                    connection.execute("COMMIT")
-            except BaseException:
-                with suppress(psycopg.Error):  # the original error is the one to report
-                    connection.execute("ROLLBACK")
-                raise
+        costs a few round trips to the server rather than one per statement.
+
+        ``ordered`` (a write): in a writer job, the commit takes its ticket just before
+        COMMIT is sent and, once committed and its connection back in the pool, waits for
+        its turn (commit_order)."""
+        ticket = None
+        try:
+            with self._pool.connection() as connection:
+                try:
+                    with translated(self.url), connection.pipeline():
+                        connection.execute(begin)
+                        yield connection
+                        ticket = self._order.take() if ordered else None
+                        connection.execute("COMMIT")
+                except BaseException:
+                    with suppress(psycopg.Error):  # the original error is the one to report
+                        connection.execute("ROLLBACK")
+                    raise
+        except BaseException:
+            if ticket is not None:
+                self._order.give_back(ticket)
+            raise
+        if ticket is not None:
+            self._order.wait_turn(ticket)
 
     @contextmanager
     def read(self) -> Iterator[PgReadTx]:
@@ -125,11 +153,24 @@ class PostgresStore(SqlStore):
         if getattr(self._writing, "active", False):
             raise VenomError("failed.internal", "store.write() is not reentrant")
         self._writing.active = True
+        self._order.end_turn()  # the job's last commit's followers are done
         try:
-            with self._transaction("BEGIN ISOLATION LEVEL READ COMMITTED") as connection:
+            with self._transaction(
+                "BEGIN ISOLATION LEVEL READ COMMITTED", ordered=True
+            ) as connection:
                 yield PgWriteTx(connection, self.url)
         finally:
             self._writing.active = False
+
+    # -- several writers at once (ports.ConcurrentWrites) ---------------------------------
+
+    @property
+    def writers(self) -> int:
+        return WRITERS
+
+    def write_job(self) -> AbstractContextManager[None]:
+        """Around one of the daemon's writer jobs: its commits' followers in commit order."""
+        return self._order.job()
 
     # -- what several daemons share ------------------------------------------------------
 
@@ -161,6 +202,8 @@ class PostgresStore(SqlStore):
         and replicas keep it for as long as they are kept (doctor warns; docs/adr/0028).
         """
         self._check_open()
+        # A purge's events are out: later commits' followers need not wait for the VACUUM.
+        self._order.end_turn()
         with self._pool.connection() as connection, translated(self.url):
             for table in _PURGED_TABLES:
                 connection.execute(f"VACUUM {table}")
@@ -194,4 +237,10 @@ class PostgresStore(SqlStore):
 if TYPE_CHECKING:
 
     def _conforms(store: PostgresStore) -> Store:
+        return store
+
+    def _writes_at_once(store: PostgresStore) -> ConcurrentWrites:
+        return store
+
+    def _shared(store: PostgresStore) -> SharedPrincipals:
         return store
