@@ -33,6 +33,7 @@ from ...sqlite.paths import check_private_dir, check_private_file, lock_path, si
 from ...sqlite.schema import APPLICATION_ID
 from ..server import Request
 from .audit import audit_path, audit_state
+from .doctor_search import search_check
 
 if TYPE_CHECKING:
     from ...sql_vectors import SqlVectors
@@ -388,6 +389,7 @@ def _embedding_checks(inputs: Inputs, vectors_table: SqlVectors | None) -> list[
                 FIX_STATUS,
             )
         )
+    checks.append(search_check(inputs.config))
     return checks
 
 
