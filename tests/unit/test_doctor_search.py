@@ -44,8 +44,7 @@ def test_a_default_config_names_the_rfcs_ranking(tmp_path: Path) -> None:
     assert found == {
         "id": "search.ranking",
         "status": "ok",
-        "message": "Hybrid search fuses with rrf, queries in rfc mode, min_similarity 0"
-        " (RFC-0020)",
+        "message": "Hybrid search fuses with rrf, queries in rfc mode, min_similarity 0 (RFC-0020)",
         "fix": "venom-mem config get --key search --json",
     }
 

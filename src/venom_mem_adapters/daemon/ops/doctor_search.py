@@ -34,7 +34,6 @@ def search_check(config: Config) -> dict[str, str]:
             f" ({advice.why}); see docs/search.md"
         )
         fix = " && ".join(
-            f"venom-mem config set --key {key} --value {value}"
-            for key, value in todo
+            f"venom-mem config set --key {key} --value {value}" for key, value in todo
         )
     return {"id": "search.ranking", "status": "ok", "message": message, "fix": fix}
