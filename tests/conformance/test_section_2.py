@@ -108,8 +108,10 @@ def test_fields_are_checked(rfc: Rfc) -> None:
         (("--title", "t" * 201, "--content", "x"), ("invalid_params.range", "title")),
         (("--tags", '["Zig"]', "--content", "x"), ("invalid_params.tag", "tags")),
         (("--tags", '["a","a"]', "--content", "x"), ("invalid_params.tag", "tags")),
-        (("--tags", str([f"t{n}" for n in range(17)]).replace("'", '"'), "--content", "x"),
-         ("invalid_params.range", "tags")),  # fmt: skip
+        (
+            ("--tags", str([f"t{n}" for n in range(17)]).replace("'", '"'), "--content", "x"),
+            ("invalid_params.range", "tags"),
+        ),
         (("--kind", "idea", "--content", "x"), ("invalid_params.type", "kind")),
     ):
         code, error = rfc.error("memory", "add", *SPACE, *args, token=g1)
