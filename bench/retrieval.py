@@ -396,7 +396,13 @@ def search(conn: Connection, run: Run, params: dict[str, Any]) -> list[dict[str,
     return hits
 
 
-def daemon_modes() -> dict[str, dict[str, Any]]:
+FOCUS_FUSIONS = ("rrf", "convex")
+
+
+def daemon_modes(*, focus: bool = False) -> dict[str, dict[str, Any]]:
+    """Every mode the daemon answers; with ``focus`` (``--focus``), only the RFC's and the
+    two fusions docs/search.md compares, for a loaded machine: the floors and every other
+    candidate are computed from the same lists either way."""
     modes: dict[str, dict[str, Any]] = {
         "fts (RFC-0020)": {"mode": "fts", "query_mode": "rfc"},
         "natural fts": {"mode": "fts", "query_mode": "natural"},
@@ -407,7 +413,9 @@ def daemon_modes() -> dict[str, dict[str, Any]]:
         },
         "hybrid convex, RFC queries": {"mode": "auto", "query_mode": "rfc", "fusion": "convex"},
     }
-    for name in FUSIONS:
+    if focus:
+        del modes["hybrid convex, RFC queries"]
+    for name in FOCUS_FUSIONS if focus else FUSIONS:
         modes[f"hybrid {name}"] = {"mode": "auto", "query_mode": "natural", "fusion": name}
     return modes
 
@@ -472,9 +480,11 @@ def fts_lists(
     return runs
 
 
-def measure(conn: Connection, questions: Sequence[Question]) -> tuple[dict[str, Run], list[Lists]]:
+def measure(
+    conn: Connection, questions: Sequence[Question], *, focus: bool = False
+) -> tuple[dict[str, Run], list[Lists]]:
     """Every daemon mode for every question, and each question's vector list."""
-    modes = daemon_modes()
+    modes = daemon_modes(focus=focus)
     runs = {name: Run() for name in modes}
     extra = {"vector": Run()}
     lists: list[Lists] = []
@@ -569,6 +579,8 @@ def agreement(runs: dict[str, Run], lists: Sequence[Lists]) -> dict[str, float]:
     the daemon's own results (a check that the offline candidates are measured fairly)."""
     out = {}
     for name, fusion in FUSIONS.items():
+        if f"hybrid {name}" not in runs:  # --focus
+            continue
         same = 0
         for found, daemon_ids in zip(lists, runs[f"hybrid {name}"].ranked, strict=True):
             fts = [i for i, _ in found.fts]
@@ -870,6 +882,8 @@ def run_model(
     python: str,
     conversations: dict[str, list[Turn]],
     questions: Sequence[Question],
+    *,
+    focus: bool = False,
 ) -> dict[str, Any]:
     print(f"{model}: starting the embedding server", file=sys.stderr, flush=True)
     with embed_server(python, model) as (port, _proc), make_world() as world:
@@ -879,7 +893,7 @@ def run_model(
             print(f"{model}: loaded {len(ids)} memories at {rate:.0f}/s", file=sys.stderr)
             embed_s = wait_embedded(conn)
             print(f"{model}: embedded in {embed_s:.1f} s", file=sys.stderr, flush=True)
-            runs, lists = measure(conn, questions)
+            runs, lists = measure(conn, questions, focus=focus)
             before = len(server_stats(port))
             trips = embedding_round_trips(port, questions)
             singles = server_stats(port)[before:]
@@ -915,6 +929,12 @@ def main() -> None:
     parser.add_argument("--embed-python", default=str(ROOT / ".venv-embed" / "bin" / "python"))
     parser.add_argument("--models", default="minilm,e5")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "out" / "retrieval.json"))
+    parser.add_argument(
+        "--focus",
+        action="store_true",
+        help="through the daemon only fts, natural fts, hybrid rrf and convex, and vector",
+    )
     parser.add_argument("--questions", type=int, default=0, help="only the first N (a smoke run)")
     parser.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -927,12 +947,13 @@ def main() -> None:
     if args.questions:
         questions = questions[args.skip : args.skip + args.questions]
     results = [
-        run_model(m, args.embed_python, conversations, questions) for m in args.models.split(",")
+        run_model(m, args.embed_python, conversations, questions, focus=args.focus)
+        for m in args.models.split(",")
     ]
     if args.json:
-        out = ROOT / "bench" / "out"
-        out.mkdir(exist_ok=True)
-        (out / "retrieval.json").write_text(json.dumps(results, indent=1))
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":
