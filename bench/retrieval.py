@@ -314,7 +314,7 @@ def load(conn: Connection, conversations: dict[str, list[Turn]]) -> tuple[dict[s
     return ids, count / (time.perf_counter() - started)
 
 
-def wait_embedded(conn: Connection, timeout_s: float = 1800) -> float:
+def wait_embedded(conn: Connection, timeout_s: float = 3600) -> float:
     started = time.perf_counter()
     while time.perf_counter() - started < timeout_s:
         status = conn.call("store.status", {})
