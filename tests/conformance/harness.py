@@ -20,7 +20,6 @@ text through the same HTTP embedder into the daemon's own vector index.
 from __future__ import annotations
 
 import json
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,8 +27,8 @@ from typing import Any
 
 import attrs
 import numpy as np
-import pytest
 
+from tests.integration.test_hybrid_daemon import wait_ready
 from tests.support.daemon_env import Result, World, make_world
 from tests.support.postgres_server import PostgresServer
 from venom_mem_core.config import Config
@@ -104,13 +103,7 @@ class DaemonRfc(Rfc):
         self.world.write_config(f".{{ {keys} }}\n")
 
     def wait_embedded(self, *ids: str) -> None:
-        deadline = time.monotonic() + READY_S
-        while time.monotonic() < deadline:
-            states = {self.ok("memory", "get", "--id", i)["embedding"] for i in ids}
-            if states == {"ready"}:
-                return
-            time.sleep(0.1)
-        pytest.fail(f"{ids} were not embedded within {READY_S} s")
+        wait_ready(self.world, *ids, timeout=READY_S)
 
 
 @attrs.define
