@@ -45,7 +45,8 @@ conversation, and its evidence is the nearest turn. The interval beside a mode i
 bootstrap (2,000 resamples of the 1-4 questions) of its R@5 minus natural fts's.
 
 Run: ``make bench-retrieval`` (``--models minilm`` for one model, ``--json`` to also write
-the figures to bench/out/retrieval.json).
+the figures to bench/out/retrieval.json or ``--out``; ``--focus`` asks the daemon only the
+full-text, ``rrf`` and ``convex`` modes and the vector list, on a loaded machine).
 """
 
 from __future__ import annotations
