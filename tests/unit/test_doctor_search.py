@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-from venom_mem_adapters.daemon.ops.doctor import Inputs, run_checks
+from venom_mem_adapters.daemon.ops.doctor import run_checks
+from venom_mem_adapters.health import Inputs
 from venom_mem_adapters.sqlite import SqliteStore
+from venom_mem_adapters.sqlite.backend import SqliteBackend
 from venom_mem_core.config import Config
 from venom_mem_core.search_advice import advice_for, model_key
 
@@ -27,7 +29,8 @@ def report(tmp_path: Path, model: str | None, **search: Any) -> dict[str, Any]:
             "model": model,
             "dimensions": 384,
         }
-    return run_checks(Inputs(store=path, config=Config.from_mapping(tree), on_demand=True))
+    inputs = Inputs(store=path, config=Config.from_mapping(tree), on_demand=True)
+    return run_checks(inputs, SqliteBackend(path))
 
 
 def check(tmp_path: Path, model: str | None, **search: Any) -> dict[str, str] | None:
