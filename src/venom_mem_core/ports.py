@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
+from .errors import VenomError
 from .grants import Access
 from .records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
 from .search_options import RFC_WEIGHTS, Weights
@@ -274,6 +275,20 @@ class SharedPrincipals(Protocol):
     """
 
     def clients_version(self) -> str: ...
+
+
+@runtime_checkable
+class WriteFailures(Protocol):
+    """A store that says which failures of a write leave its data unsafe.
+
+    Optional. ``latches(error)`` is True when, after ``error``, the daemon must refuse
+    writes until it restarts: for SQLite an I/O failure or corruption (an fsync may have
+    lied; a full disk is the exception), for PostgreSQL only corruption the server reports
+    (the server owns durability, so a lost connection passes once it is back:
+    docs/adr/0030). A store that doesn't declare it latches on every ``failed.store``.
+    """
+
+    def latches(self, error: VenomError) -> bool: ...
 
 
 class Clock(Protocol):

@@ -39,7 +39,7 @@ from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest_types import Verb
-from venom_mem_core.ports import Embedder, SharedPrincipals
+from venom_mem_core.ports import Embedder, SharedPrincipals, WriteFailures
 from venom_mem_core.records import Grant, Principal
 from venom_mem_core.usecases import principals
 from venom_mem_core.usecases.app import App
@@ -47,6 +47,7 @@ from venom_mem_core.usecases.memories import sweep_tombstones
 from venom_mem_core.usecases.search import embed_text
 from venom_mem_core.usecases.verbs import VERBS, Binding, command
 
+from ..retrying import Retrying
 from ..sqlite.errors import is_disk_full
 from .connection import CALLER, Connection
 from .event_log import EventLog
@@ -188,6 +189,10 @@ class Daemon:
             app.store if isinstance(app.store, SharedPrincipals) else None
         )
         self.disk_full: DiskFull | None = None
+        # Which write failures stop writes until a restart is the store's to say.
+        self._latches = (
+            app.store.latches if isinstance(app.store, WriteFailures) else _latches_on_failure
+        )
 
     # Serving ------------------------------------------------------------------------------
 
@@ -415,9 +420,11 @@ class Daemon:
             return await anyio.to_thread.run_sync(fn)
 
     async def in_writer(self, fn: Callable[[], T]) -> T:
-        """Run a write on the writer. After an I/O failure or corruption on a write, later
-        writes are refused until a restart: an fsync that failed once may have lied, so
-        retrying it could acknowledge data that isn't on disk. Reads go on.
+        """Run a write on the writer. After a failure the store says leaves its data unsafe
+        (``latches``: on SQLite an I/O failure or corruption, since an fsync that failed
+        once may have lied; on PostgreSQL only corruption the server reports), later writes
+        are refused until a restart. Reads go on. Every other failure, a lost connection
+        to a server among them, passes with its cause (docs/adr/0030).
 
         A full disk is different (the kernel refused the bytes; nothing was acknowledged):
         writes are refused without touching the store, except one let through as a probe
@@ -441,7 +448,7 @@ class Daemon:
                     self.disk_full = DiskFull(error)
                 else:
                     self.disk_full.failed_again(error)
-            elif error.code == "failed.store":
+            elif self._latches(error):
                 self.write_failure = error.message
                 log.error("store failure on a write; refusing writes until restart: %s", error)
             raise
@@ -453,16 +460,21 @@ class Daemon:
     async def sweep_tombstones_every(self, interval_s: float = SWEEP_INTERVAL_S) -> None:
         """Sweep expired tombstones, and finish a checkpoint a busy purge left undone, once
         per interval while serving (serve does both at start), on the writer like every other
-        write. A sweep that fails is retried at the next."""
+        write. A sweep that fails (the database away) is retried with backoff, logged once
+        per outage, and never stops the daemon's writes (docs/adr/0030)."""
+        retrying = Retrying("the tombstone sweep", log, start=1.0, cap=min(60.0, interval_s))
+        wait = interval_s
         while True:
-            await anyio.sleep(interval_s)
+            await anyio.sleep(wait)
             try:
                 swept = await self.in_writer(functools.partial(sweep_tombstones, self.app))
                 # For a daemon that never restarts (section 2 promises it at the next serve).
                 await self.in_writer(self.app.store.erase_pending_traces)
             except VenomError as error:
-                log.warning("tombstone sweep failed, retried in %ss: %s", interval_s, error)
+                wait = retrying.failed(error)
             else:
+                retrying.succeeded()
+                wait = interval_s
                 log.info("tombstone sweep removed %d memories", swept)
 
     async def _finish_pending_erase(self, interval_s: float = ERASE_RETRY_S) -> None:
@@ -472,6 +484,11 @@ class Daemon:
             await anyio.sleep(interval_s)
             with contextlib.suppress(VenomError):
                 await self.in_writer(self.app.store.erase_pending_traces)
+
+
+def _latches_on_failure(error: VenomError) -> bool:
+    """RFC-0020's rule, for a store that doesn't say (ports.WriteFailures)."""
+    return error.code == "failed.store" and not is_disk_full(error)
 
 
 def _ignore_late_wakeups(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

@@ -16,6 +16,11 @@ after_relisten`: it is called each time the listener is back after losing the da
 LISTEN is on again, so a reload from the store then misses nothing in between. A publish that
 fails is sent again once on a new connection. The channel is named after the store's key (its
 public URL), so stores in one database never mix.
+
+Under faults (docs/adr/0030) neither side holds anything up: the listener reconnects with
+backoff and logs once per outage; the publisher waits at most PUBLISH_WITHIN_S for the server
+(it runs in the thread that appended, a write's), and while the server is away it drops the
+events it can't send, trying again after a backoff, instead of waiting on every one.
 """
 
 from __future__ import annotations
@@ -29,13 +34,16 @@ from typing import Any, Protocol
 
 import psycopg
 
+from ..retrying import Retrying
 from ..store_url import url_key
+from .connection import AnsweringConnection
+from .store import conninfo
 
 __all__ = ["EventBridge", "channel_name"]
 
 log = logging.getLogger("venom_mem.events")
 
-_RECONNECT_S = 1.0
+PUBLISH_WITHIN_S = 1.0  # a NOTIFY is one short round trip; a write's thread waits on it
 
 
 class RelayLog(Protocol):
@@ -65,14 +73,17 @@ class EventBridge:
     """Publish this daemon's events, relay the others'. :meth:`start`, then :meth:`close`."""
 
     def __init__(self, url: str, events: RelayLog) -> None:
-        self._url = url
+        self._url = conninfo(url)
         self._channel = channel_name(url)
         self._events = events
         self._published = events.last_seq
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ready = threading.Event()
-        self._publisher: psycopg.Connection[Any] | None = None
+        self._publisher: AnsweringConnection | None = None
+        self._publishing = Retrying("publishing events to other daemons", log, cap=10.0)
+        self._publish_again = 0.0  # while publishing fails, when to try next
+        self._listening = Retrying("the event listener", log, start=0.25, cap=5.0)
         self._thread = threading.Thread(target=self._listen, name="venom-mem-notify", daemon=True)
         self._unsubscribe: Any = None
         self._relisten: list[Callable[[], None]] = []
@@ -84,7 +95,7 @@ class EventBridge:
 
     def start(self, timeout_s: float = 10.0) -> None:
         """Connect, start listening, and follow the local log; waits until LISTEN is on."""
-        self._publisher = psycopg.connect(self._url, autocommit=True)
+        self._publisher = self._connect_publisher()
         self._thread.start()
         self._ready.wait(timeout_s)
         self._unsubscribe = self._events.subscribe(self._publish_new)
@@ -106,33 +117,39 @@ class EventBridge:
                     "data": event["data"],
                 }
                 text = json.dumps(payload, separators=(",", ":"))
-                for attempt in (1, 2):  # once more on a new connection
-                    try:
-                        assert self._publisher is not None
-                        self._publisher.execute("SELECT pg_notify(%s, %s)", (self._channel, text))
-                        break
-                    except psycopg.Error as exc:  # the write is committed; only its echo is lost
-                        if attempt == 2:
-                            log.warning(
-                                "could not publish %s to other daemons: %s", event["type"], exc
-                            )
-                        self._reconnect_publisher()
+                self._send(event["type"], text)
 
-    def _reconnect_publisher(self) -> None:
-        try:
-            if self._publisher is not None:
-                self._publisher.close()
-            self._publisher = psycopg.connect(self._url, autocommit=True)
-        except psycopg.Error as exc:
-            log.warning("could not reconnect the event publisher: %s", exc)
+    def _send(self, kind: str, text: str) -> None:
+        if self._publishing.failing and time.monotonic() < self._publish_again:
+            return  # the server is away: this event is lost, as the ADR's at-most-once says
+        for attempt in (1, 2):  # once more on a new connection
+            try:
+                if self._publisher is None or self._publisher.closed:
+                    self._publisher = self._connect_publisher()
+                self._publisher.execute("SELECT pg_notify(%s, %s)", (self._channel, text))
+            except psycopg.Error as exc:  # the write is committed; only its echo is lost
+                if attempt == 2:
+                    delay = self._publishing.failed(f"{kind}: {exc}")
+                    self._publish_again = time.monotonic() + delay
+                elif self._publisher is not None:
+                    self._publisher.close()
+            else:
+                self._publishing.succeeded()
+                return
+
+    def _connect_publisher(self) -> AnsweringConnection:
+        connection = AnsweringConnection.connect(self._url, autocommit=True)
+        connection.answer_within = PUBLISH_WITHIN_S
+        return connection
 
     def _listen(self) -> None:
         lost = False
         while not self._stop.is_set():
             try:
-                with psycopg.connect(self._url, autocommit=True) as connection:
+                with AnsweringConnection.connect(self._url, autocommit=True) as connection:
                     connection.execute(f'LISTEN "{self._channel}"')
                     self._ready.set()
+                    self._listening.succeeded()
                     if lost:
                         lost = False
                         self._relistened()
@@ -142,10 +159,9 @@ class EventBridge:
             except psycopg.Error as exc:
                 if self._stop.is_set():
                     return
-                log.warning("event listener lost the store (%s); reconnecting", exc)
                 lost = True
                 self._ready.set()
-                time.sleep(_RECONNECT_S)
+                self._stop.wait(self._listening.failed(exc))
 
     def _relistened(self) -> None:
         for callback in list(self._relisten):

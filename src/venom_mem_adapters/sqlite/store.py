@@ -55,6 +55,12 @@ class SqliteStore(SqlStore):
 
     ranks_like_fts5: Final = True  # it is FTS5 (venom_mem_core.ports.RanksLikeFts5)
 
+    def latches(self, error: VenomError) -> bool:
+        """RFC-0020's rule (venom_mem_core.ports.WriteFailures): after an I/O failure or
+        corruption an fsync may have lied, so writes stop until a restart; a full disk
+        is the exception, since the kernel refused the bytes (docs/reliability.md)."""
+        return error.code == "failed.store" and not is_disk_full(error)
+
     def __init__(
         self, path: Path, writer: apsw.Connection, readers: Sequence[apsw.Connection]
     ) -> None:

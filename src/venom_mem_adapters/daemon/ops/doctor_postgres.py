@@ -39,12 +39,33 @@ PURGE_FIX = (
 )
 
 
+REACH_FIX = (
+    "check that the server runs and this machine reaches it (pg_isready, the server's log);"
+    " the daemon reconnects by itself once it answers, no restart needed"
+)
+
+
+def _reachable_check(store: Any) -> dict[str, str]:
+    """store.reachable: whether the server answers now, and if not, since when and why
+    (the store notes an outage at its first unavailable.store: postgres/store.py)."""
+    outage = getattr(store, "outage", None)
+    if outage is None:
+        return _check("store.reachable", "ok", f"The server of {store.url} answers", FIX_STATUS)
+    return _check(
+        "store.reachable",
+        "fail",
+        f"The server of {store.url} has not answered since {outage.since}"
+        f" ({outage.reason}): {outage.detail}",
+        REACH_FIX,
+    )
+
+
 def _store_checks(inputs: Inputs, store: Any) -> list[dict[str, str]]:
     try:
         facts = store.describe()
     except Exception as exc:  # a VenomError from the store, already free of credentials
         message = getattr(exc, "message", str(exc))
-        return _unopened(f"Can't reach the store: {message}")
+        return [*_unopened(f"Can't reach the store: {message}"), _reachable_check(store)]
     where, version, server = facts["path"], facts["schema_version"], facts["postgres_version"]
     checks = []
     if inputs.write_failure is not None:
@@ -58,6 +79,7 @@ def _store_checks(inputs: Inputs, store: Any) -> list[dict[str, str]]:
         )
     else:
         checks.append(_check("store.open", "ok", f"Store open at {where}", FIX_STATUS))
+    checks.append(_reachable_check(store))
     fix = "pg_dump the database, then: venom-mem serve  # a restart migrates it"
     checks.append(_schema_check(version, len(DEFAULT_MIGRATIONS), fix))
     major = int(server.split(".")[0]) if server.split(".")[0].isdigit() else 0
