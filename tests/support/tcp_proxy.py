@@ -12,7 +12,8 @@ connection at once:
   accepted but not joined, as a partition TCP rides out; :meth:`heal` copies again, so
   what was sent during the stall arrives late (the nastiest case for a COMMIT in flight).
 
-:meth:`refuse` stops accepting (a connect gets ECONNREFUSED) until :meth:`heal`.
+:meth:`refuse` resets every new connection as soon as it is accepted (a server host with
+nothing listening) until :meth:`heal`.
 """
 
 from __future__ import annotations
@@ -84,6 +85,11 @@ class TcpProxy:
     def refuse(self) -> None:
         self._command("refuse")
 
+    def partition(self, *, reset: bool = False) -> None:
+        """Refuse new connections and close every open one (with RST when ``reset``)."""
+        self.refuse()
+        self.reset() if reset else self.drop()
+
     def heal(self) -> None:
         self._command("heal")
 
@@ -118,16 +124,9 @@ class TcpProxy:
                 self._watch_copies(False)
             elif name == "refuse":
                 self._refusing = True
-                with contextlib.suppress(KeyError, ValueError):
-                    self._selector.unregister(self._listener)
-                self._listener.close()
             elif name == "heal":
                 self._stalled = False
-                if self._refusing:
-                    self._refusing = False
-                    self._listener = socket.create_server(("127.0.0.1", self.port))
-                    self._listener.setblocking(False)
-                    self._selector.register(self._listener, selectors.EVENT_READ, "accept")
+                self._refusing = False
                 self._join_waiting()
                 self._watch_copies(True)
         if done is not None:
@@ -149,6 +148,9 @@ class TcpProxy:
                 return
             self.accepted += 1
             pair = _Pair(client, None)
+            if self._refusing:
+                self._close(pair, reset=True)
+                continue
             self._pairs[client] = pair
             if not self._stalled:
                 self._join(pair)

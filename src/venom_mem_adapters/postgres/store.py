@@ -75,7 +75,7 @@ CONNECT_DEFAULTS = {
 # ANSWER_WITHIN_S; the first success ends the outage.
 OUTAGE_ANSWER_WITHIN_S = 2.0
 # How long a caller waits for a pooled connection, ordinarily and during an outage.
-BORROW_WAIT_S = 5.0
+BORROW_WAIT_S = 3.0  # below hello's 5 s: hello reads the clients counter first
 OUTAGE_BORROW_WAIT_S = 1.0
 # The pool gives up a reconnection after this and starts again at the next borrow, so
 # its backoff (1 s, doubling) never grows past about a second.
@@ -86,7 +86,8 @@ SETTLE_WITHIN_S = 10.0
 VACUUM_ANSWER_WITHIN_S = 60.0
 _OPEN_TIMEOUT_S = 10.0
 _BEGIN_WRITE = "BEGIN ISOLATION LEVEL READ COMMITTED"
-_XID = "SELECT pg_current_xact_id()::text"  # the write's ID, to settle a lost COMMIT reply
+# The write's ID and the server's start, to settle a lost COMMIT reply (_settle_commit).
+_XID = "SELECT pg_current_xact_id()::text, pg_postmaster_start_time()::text"
 # The tables a purge leaves dead tuples in; erase_traces vacuums them.
 _PURGED_TABLES = ("memories", "memory_versions", "memory_fts", "memory_fts_terms", "memory_vectors")
 
@@ -106,19 +107,19 @@ def _configure(connection: Connection) -> None:
     )
 
 
-def _still_connected(connection: Connection) -> None:
-    """The pool's check at every borrow, without a round trip: an idle connection has
-    nothing to read, so a readable socket is the server's goodbye (a shutdown's FATAL, a
-    closed or reset link). Such a connection is closed, so the pool replaces it."""
-    if not connection.closed:
-        try:
-            readable, _, _ = select.select([connection.fileno()], [], [], 0)
-        except (OSError, ValueError):
-            readable = [True]
-        if not readable:
-            return
+def _still_connected(connection: Connection) -> bool:
+    """The check at every borrow, without a round trip: an idle connection has nothing to
+    read, so a readable socket is the server's goodbye (a shutdown's FATAL, a closed or
+    reset link). Such a connection is closed, so the pool replaces it when it is returned."""
+    if connection.closed:
+        return False
+    try:
+        readable, _, _ = select.select([connection.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        readable = [True]
+    if readable:
         connection.close()
-    raise psycopg.OperationalError("the connection was closed while idle in the pool")
+    return not readable
 
 
 @attrs.frozen(kw_only=True)
@@ -184,7 +185,6 @@ class PostgresStore(SqlStore):
             min_size=1,
             max_size=connections,
             configure=_configure,
-            check=_still_connected,
             open=False,
             name="venom-mem",
             timeout=BORROW_WAIT_S,
@@ -239,13 +239,20 @@ class PostgresStore(SqlStore):
     def _borrow(self, answer_within: float) -> Connection:
         down = self.outage is not None
         wait = OUTAGE_BORROW_WAIT_S if down else BORROW_WAIT_S
-        try:
-            connection = self._pool.getconn(timeout=wait)
-        except PoolTimeout:
-            why = self._pool.last_failure or f"no connection to the server within {wait:g} s"
-            error = unreachable(self.url, "cannot_connect", why)
-            self._lost(error)
-            raise error from None
+        give_up = time.monotonic() + wait
+        while True:
+            try:
+                connection = self._pool.getconn(timeout=max(give_up - time.monotonic(), 0.01))
+            except PoolTimeout:
+                why = self._pool.last_failure or f"no connection to the server within {wait:g} s"
+                error = unreachable(self.url, "cannot_connect", why)
+                self._lost(error)
+                raise error from None
+            if _still_connected(connection):
+                break
+            # Closed: the pool replaces it now. Ask again at once (the pool's own check
+            # would sleep a backoff before each next idle connection, all dead alike).
+            self._pool.putconn(connection)
         connection.answer_within = min(answer_within, OUTAGE_ANSWER_WITHIN_S if down else 1e9)
         return connection
 
@@ -282,8 +289,7 @@ class PostgresStore(SqlStore):
                     asked = connection.execute(_XID) if write else None
                     yield connection
                     if asked is not None:
-                        row = asked.fetchone()
-                        xid = row[0] if row else None
+                        xid = asked.fetchone()
                     committing = True
                     connection.execute("COMMIT")
             except psycopg.Error as exc:
@@ -300,45 +306,71 @@ class PostgresStore(SqlStore):
                 raise
 
     def _settle_commit(self, xid: Any, backend: int, exc: psycopg.Error) -> bool:
-        """Whether the transaction ``xid``, whose COMMIT was sent but not answered, committed.
+        """Whether the transaction ``xid`` (its ID and the server's start time, read at
+        BEGIN), whose COMMIT was sent but not answered, committed.
 
         Asked on a new connection until the server answers (at most SETTLE_WITHIN_S):
         ``pg_xact_status`` says committed or aborted (a transaction a crash cut is
         aborted). While it is "in progress" the old session still lives, the link to it
-        stalled: it is terminated first, so the answer is final. Unsettled, the caller gets
+        stalled: it is terminated first, so the answer is final. A server that restarted
+        meanwhile may have given the ID again (an ID whose WAL never reached the disk is
+        free after recovery), so there "committed" is believed only when the last row the
+        write wrote carries the ID as its ``xmin``. Unsettled, the caller gets
         ``unavailable.store`` with reason ``commit_unknown``: memory.add and session.start
         are safe to repeat, and memory.update checks the revision (RFC-0020 section 8)."""
         log.warning("a COMMIT's reply was lost (%s); asking the server whether it committed", exc)
         give_up = time.monotonic() + SETTLE_WITHIN_S
         while True:
+            status = None
             try:
                 with AnsweringConnection.connect(self._conninfo, autocommit=True) as probe:
                     probe.answer_within = OUTAGE_ANSWER_WITHIN_S
-                    status = self._xact_status(probe, xid, backend)
+                    status = self._xact_status(probe, xid, backend, self._witness())
                 if status is not None:
                     log.warning("the transaction whose COMMIT reply was lost %s", status)
-                    return status == "committed"
+                    if status in ("committed", "aborted"):
+                        return status == "committed"
             except psycopg.Error:
                 pass
-            if time.monotonic() >= give_up:
+            if status == "unknown" or time.monotonic() >= give_up:
                 raise unreachable(
                     self.url,
                     "commit_unknown",
-                    f"the COMMIT's reply was lost ({exc}) and the server did not say within"
-                    f" {SETTLE_WITHIN_S:g} s whether it committed",
+                    f"the COMMIT's reply was lost ({exc}) and whether it committed can't be"
+                    " told" + ("" if status == "unknown" else f" within {SETTLE_WITHIN_S:g} s"),
                     fix="read it back (memory.get, memory.list) before repeating; memory.add"
                     " with the same content is safe to repeat",
                 ) from exc
             time.sleep(0.2)
 
+    def _witness(self) -> tuple[str, int] | None:
+        tx = getattr(self._writing, "tx", None)
+        return tx.witness if isinstance(tx, PgWriteTx) else None
+
     @staticmethod
-    def _xact_status(probe: Connection, xid: Any, backend: int) -> str | None:
-        row = probe.execute("SELECT pg_xact_status(%s::xid8)", (xid,)).fetchone()
-        status = str(row[0]) if row and row[0] is not None else None
+    def _xact_status(
+        probe: Connection, began: Any, backend: int, witness: tuple[str, int] | None
+    ) -> str | None:
+        """committed, aborted, unknown, or None (ask again)."""
+        xid, started = began
+        row = probe.execute(
+            "SELECT pg_xact_status(%s::xid8), pg_postmaster_start_time()::text", (xid,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        status, restarted = str(row[0]), str(row[1]) != started
         if status == "in progress":
             probe.execute("SELECT pg_terminate_backend(%s)", (backend,))
             return None  # asked again: it has ended now, one way or the other
-        return status
+        if status != "committed" or not restarted:
+            return status
+        if witness is None:
+            return "unknown"
+        table, id_ = witness  # a table name from our own SQL (tx.py), never a caller's
+        row = probe.execute(f"SELECT xmin::text FROM {table} WHERE id = %s", (id_,)).fetchone()
+        if row is not None and int(row[0]) == int(xid) % 2**32:
+            return "committed"
+        return "aborted" if row is None else "unknown"
 
     @contextmanager
     def read(self) -> Iterator[PgReadTx]:
@@ -356,9 +388,11 @@ class PostgresStore(SqlStore):
         self._writing.active = True
         try:
             with self._transaction(_BEGIN_WRITE, write=True) as connection:
-                yield PgWriteTx(connection, self.url)
+                self._writing.tx = PgWriteTx(connection, self.url)
+                yield self._writing.tx
         finally:
             self._writing.active = False
+            self._writing.tx = None
 
     # -- what several daemons share ------------------------------------------------------
 
