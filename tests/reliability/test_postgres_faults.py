@@ -82,15 +82,24 @@ class Writer(threading.Thread):
         self.unexpected: list[str] = []
 
     def run(self) -> None:
+        self._connection: Connection | None = None
+        try:
+            self._write()
+        finally:
+            if self._connection is not None:
+                self._connection.close()
+
+    def _write(self) -> None:
         n = 0
-        connection: Connection | None = None
         while True:
+            connection = self._connection
             content = f"{self.space} add {n}"
             if self.stopping.is_set() and content not in self._tried():
                 return
             try:
                 if connection is None:
                     connection = connect(self.world.environ(), may_start=False, token=self.token)
+                    self._connection = connection
                 sent = time.monotonic()
                 try:
                     out = connection.call("memory.add", {"space": self.space, "content": content})
@@ -106,7 +115,7 @@ class Writer(threading.Thread):
                     )
                     if error.code in _OPEN_OUTCOME:
                         connection.close()
-                        connection = None
+                        self._connection = None
                     time.sleep(0.05)
                     continue
             except VenomError as error:  # connect: the daemon itself must always answer

@@ -172,11 +172,21 @@ class PostgresStore(SqlStore):
         migrations: Sequence[Migration] = DEFAULT_MIGRATIONS,
         connections: int = 6,
     ) -> PostgresStore:
-        """Check the URL, connect, migrate (or create) the schema."""
+        """Check the URL, connect, migrate (or create) the schema.
+
+        A server that can't be reached here is ``failed.store``, as RFC-0020 has a store
+        that can't be opened at serve: there is no daemon yet to wait and reconnect."""
         check_url(url)
         where = public_url(url)
-        with translated(where), psycopg.connect(conninfo(url), autocommit=True) as connection:
-            migrate(connection, where, migrations)
+        try:
+            with translated(where), psycopg.connect(conninfo(url), autocommit=True) as connection:
+                migrate(connection, where, migrations)
+        except VenomError as error:
+            if error.code != "unavailable.store":
+                raise
+            data = {k: v for k, v in error.data.items() if k != "fix"}
+            detail = error.message.split("): ", 1)[-1]  # the server's or libpq's words
+            raise VenomError("failed.store", f"store {where}: {detail}", data) from None
         # The pool logs every failed attempt; the store logs once an outage (_lost, _back).
         logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
         pool = _Pool(
