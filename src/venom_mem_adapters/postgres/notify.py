@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 import psycopg
 
-from ..store_url import url_key
+from ..config import url_key
 
 __all__ = ["EventBridge", "channel_name"]
 

@@ -24,14 +24,14 @@ from psycopg_pool import ConnectionPool
 from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import ERASE_PENDING, Store
 
-from ..sql_store import SqlStore
-from ..store_url import check_url, public_url
+from ..config import check_url, public_url
+from ..sql import SqlStore
 from .errors import translated
 from .migrations import DEFAULT_MIGRATIONS, Migration, migrate
 from .tx import PgReadTx, PgWriteTx
 
 if TYPE_CHECKING:
-    from ..sql_vectors import SqlVectorRows
+    from ..sql import SqlVectorRows
 
 __all__ = ["PostgresStore"]
 
@@ -145,7 +145,7 @@ class PostgresStore(SqlStore):
 
     def vector_rows(self) -> SqlVectorRows[PgReadTx]:
         """``memory_vectors`` for the embedding service (embeddings/vector_rows.py)."""
-        from ..sql_vectors import SqlVectorRows  # numpy: only when embeddings are on
+        from ..sql import SqlVectorRows  # numpy: only when embeddings are on
         from .vectors import PgVectors
 
         return SqlVectorRows(self, lambda tx: PgVectors(tx.connection))

@@ -3,7 +3,7 @@
 Modules, one job each: ``paths`` (locations and permission checks), ``lock`` (the store
 lock), ``connection`` (opening and configuring connections), ``schema`` (schema 1),
 ``migrations`` (the ladder), ``errors`` (apsw errors to VenomError), ``filters``
-(predicates to SQL; rows are the shared ``sql_rows``), ``match`` (FTS5 query text),
+(predicates to SQL; rows are the shared ``venom_mem_adapters.sql``), ``match`` (FTS5 query text),
 ``fts_index`` and ``bm25`` (ranking over the readable rows), ``tx`` (the ReadTx/WriteTx
 ports), ``store`` (the Store port), ``vectors`` (the embedding service's statements),
 ``doctor`` (its doctor checks) and ``backend`` (the StoreBackend the daemon is given).
