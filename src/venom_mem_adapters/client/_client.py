@@ -43,7 +43,14 @@ if TYPE_CHECKING:
 
     from venom_mem_core.config import Config
 
-__all__ = ["Connection", "DaemonLocator", "connect", "reply_budget_s"]
+__all__ = [
+    "Connection",
+    "DaemonLocator",
+    "check_startup_context",
+    "connect",
+    "reply_budget_s",
+    "startup_settings",
+]
 
 _NOT_RUNNING = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR)
 # A daemon that is stopping may have accepted a connection it will never answer: hello
