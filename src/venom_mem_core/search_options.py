@@ -19,7 +19,8 @@ __all__ = [
 QUERY_MODES = ("rfc", "natural")
 DEFAULT_QUERY_MODE = "rfc"
 FUSION_NAMES = ("rrf", "weighted", "margin", "rerank", "convex")
-DEFAULT_FUSION = "convex"
+DEFAULT_FUSION = "rrf"
+"""RFC-0020 section 5 step 4: a default config ranks as the RFC says (docs/adr/0032)."""
 
 Weights = tuple[float, float, float]
 """bm25's column weights: title, content, tags."""

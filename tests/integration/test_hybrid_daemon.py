@@ -48,9 +48,9 @@ def test_section_5_fixture_through_the_daemon(world: World, stub: EmbedStub) -> 
     configure(world, stub)
     m1, m2, m3 = add(world, M1), add(world, M2), add(world, M3)
     wait_ready(world, m1, m2, m3)
-    # RFC-0020's fusion gives the fixture exactly; the default fusion (docs/adr/0016) keeps
-    # the full-text winner first.
-    result = world.ok("memory", "search", "--query", QUERY, "--fusion", "rrf")
+    # A default config is RFC-0020's fusion (docs/adr/0032): the fixture exactly, with or
+    # without --fusion rrf; convex (docs/adr/0016) keeps the full-text winner first.
+    result = world.ok("memory", "search", "--query", QUERY)
     assert result["mode"] == "hybrid"
     assert [(h["id"], h.get("fts_rank"), h.get("vector_rank")) for h in result["results"]] == [
         (m2, 1, 2),
@@ -58,10 +58,12 @@ def test_section_5_fixture_through_the_daemon(world: World, stub: EmbedStub) -> 
         (m1, 2, None),
     ]
     assert [h["score"] for h in result["results"]] == [1 / 61 + 1 / 62, 1 / 61, 1 / 62]
-    default = world.ok("memory", "search", "--query", QUERY)
-    assert default["mode"] == "hybrid"
-    assert default["results"][0]["id"] == m2
-    assert {h["id"] for h in default["results"]} == {m1, m2, m3}
+    assert world.ok("memory", "search", "--query", QUERY, "--fusion", "rrf") == result
+    convex = world.ok("memory", "search", "--query", QUERY, "--fusion", "convex")
+    assert convex["mode"] == "hybrid"
+    assert convex["results"][0]["id"] == m2
+    assert convex["results"][0]["score"] == 0.8
+    assert {h["id"] for h in convex["results"]} == {m1, m2, m3}
     fts = world.ok("memory", "search", "--query", QUERY, "--mode", "fts")
     assert fts["mode"] == "fts"
     assert [h["id"] for h in fts["results"]] == [m2, m1]

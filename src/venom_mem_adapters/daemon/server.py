@@ -4,7 +4,8 @@ One connection is one caller. After ``hello`` every request is checked against t
 manifest and the caller's rights before any handler runs (:func:`venom_mem_core.dispatch.
 prepare`). The manifest says what answers a verb and where it runs (docs/adr/0033): a core
 use case (looked up by :func:`venom_mem_core.usecases.verbs.use_cases` when the daemon is
-built), writes one at a time on the store's one writer, reads on a small pool of read-only
+built), writes on the store's writer (one at a time for SQLite; several at once for a store
+that serializes them itself, ``ports.ConcurrentWrites``), reads on a small pool of read-only
 connections (so a read answers while a write is held); or an operations verb answered from
 the daemon's own state (:mod:`.ops`). A query the use case will
 embed is embedded first, off the pool, within ``embeddings.query_timeout_ms``. Requests on a
@@ -39,7 +40,7 @@ from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
-from venom_mem_core.ports import Embedder, SharedPrincipals
+from venom_mem_core.ports import ConcurrentWrites, Embedder, SharedPrincipals
 from venom_mem_core.records import Grant, Principal
 from venom_mem_core.usecases import principals
 from venom_mem_core.usecases.app import App
@@ -47,6 +48,7 @@ from venom_mem_core.usecases.memories import sweep_tombstones
 from venom_mem_core.usecases.search import embed_text
 from venom_mem_core.usecases.verbs import UseCase, command, use_cases
 
+from ..retrying import Retrying
 from .connection import CALLER, Connection
 from .context import DaemonPaths, Request
 from .event_log import EventLog
@@ -69,8 +71,8 @@ MAX_CONNECTIONS = 2048
 FRAME_BUDGET = 32 * 1024 * 1024
 READERS = 4
 ACCEPT_BATCH = 16
-# Writes handed to the writer thread at once: enough that it never waits on the event loop.
-WRITES_AHEAD = 2
+# Writes handed to the writer beyond one per thread: enough that none waits on the event loop.
+WRITES_QUEUED = 1
 SHUTDOWN_DEADLINE_S = 2.0
 SWEEP_INTERVAL_S = 86400.0
 # While the disk is full, one write is let through as a probe this long after the last
@@ -168,9 +170,9 @@ class Daemon:
         _check_served(self.core, ops)
         self.backend = backend
         self.embeddings = embeddings
-        self._writer = WriterThread()
+        self._writer = _writer_for(app.store)
         self._readers = FairGate(READERS)
-        self._writes = FairGate(WRITES_AHEAD)
+        self._writes = FairGate(self._writer.threads + WRITES_QUEUED)
         self.max_connections = max_connections
         self.frame_budget = ByteBudget(FRAME_BUDGET)
         self._trimmer = HeapTrimmer()
@@ -378,7 +380,7 @@ class Daemon:
         return await self.run_core(core, principal, cmd)
 
     async def run_core(self, core: UseCase, principal: Principal, cmd: Command) -> dict[str, Any]:
-        """Run a core use case off the reactor: writes one at a time, reads on the pool."""
+        """Run a core use case off the reactor: writes on the writer, reads on the pool."""
         app = self.app
         if core.embeds is not None and app.embedder is not None:
             app = await self._embedded_ahead(app, core.embeds(app, cmd))
@@ -410,10 +412,12 @@ class Daemon:
             return await anyio.to_thread.run_sync(fn)
 
     async def in_writer(self, fn: Callable[[], T]) -> T:
-        """Run a write on the writer. After a failure the backend says latches
-        (``StoreBackend.latches``: I/O failure or corruption), later writes are refused
-        until a restart: an fsync that failed once may have lied, so retrying it could
-        acknowledge data that isn't on disk. Reads go on.
+        """Run a write on the writer. After a failure the backend says leaves its data
+        unsafe (``StoreBackend.latches``: on SQLite an I/O failure or corruption, since an
+        fsync that failed once may have lied; on PostgreSQL only corruption the server
+        reports), later writes are refused until a restart. Reads go on. Every other
+        failure, a lost connection to a server among them, passes with its cause
+        (docs/adr/0030).
 
         A full disk (``StoreBackend.is_disk_full``) is different (the kernel refused the
         bytes; nothing was acknowledged):
@@ -450,16 +454,21 @@ class Daemon:
     async def sweep_tombstones_every(self, interval_s: float = SWEEP_INTERVAL_S) -> None:
         """Sweep expired tombstones, and finish a checkpoint a busy purge left undone, once
         per interval while serving (serve does both at start), on the writer like every other
-        write. A sweep that fails is retried at the next."""
+        write. A sweep that fails (the database away) is retried with backoff, logged once
+        per outage, and never stops the daemon's writes (docs/adr/0030)."""
+        retrying = Retrying("the tombstone sweep", log, start=1.0, cap=min(60.0, interval_s))
+        wait = interval_s
         while True:
-            await anyio.sleep(interval_s)
+            await anyio.sleep(wait)
             try:
                 swept = await self.in_writer(functools.partial(sweep_tombstones, self.app))
                 # For a daemon that never restarts (section 2 promises it at the next serve).
                 await self.in_writer(self.app.store.erase_pending_traces)
             except VenomError as error:
-                log.warning("tombstone sweep failed, retried in %ss: %s", interval_s, error)
+                wait = retrying.failed(error)
             else:
+                retrying.succeeded()
+                wait = interval_s
                 log.info("tombstone sweep removed %d memories", swept)
 
     async def _finish_pending_erase(self, interval_s: float = ERASE_RETRY_S) -> None:
@@ -469,6 +478,14 @@ class Daemon:
             await anyio.sleep(interval_s)
             with contextlib.suppress(VenomError):
                 await self.in_writer(self.app.store.erase_pending_traces)
+
+
+def _writer_for(store: object) -> WriterThread:
+    """One writer thread, or as many as a store that serializes its writes itself runs at
+    once, each job in its ``write_job`` (docs/adr/0031)."""
+    if isinstance(store, ConcurrentWrites):
+        return WriterThread(store.writers, store.write_job)
+    return WriterThread()
 
 
 def _ignore_late_wakeups(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

@@ -64,6 +64,11 @@ def _corpus(readable: Predicate) -> str:
     )
 
 
+def _array(positions: Sequence[int]) -> str:
+    """``{0,3}``: an integer array's literal."""
+    return "{" + ",".join(map(str, positions)) + "}"
+
+
 class PgReadTx(SqlReadTx):
     """Queries over the snapshot of the connection's current transaction."""
 
@@ -270,14 +275,23 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
     def __init__(self, connection: psycopg.Connection[Row], where: str) -> None:
         super().__init__(connection, where)
         self._memo = None  # a write changes rows: never answer from a copy
+        # The last row this transaction wrote, (table, id): what settles a COMMIT whose
+        # reply was lost across a server restart (store.py, docs/adr/0030).
+        self.witness: tuple[str, int] | None = None
 
     def _insert(self, sql: str, params: Sequence[Any]) -> int | None:
         row = self._one(f"{sql} RETURNING id", params)
-        return int(row[0]) if row else None
+        if row is None:
+            return None
+        self.witness = (sql.split()[2], int(row[0]))  # "INSERT INTO <table> ..."
+        return int(row[0])
 
     def _lock(self, *key: str) -> None:
-        """A transaction advisory lock on ``key``, held until commit or rollback."""
-        self._rows("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("\x1f".join(key),))
+        """A transaction advisory lock on ``key``, held until commit or rollback. Queued,
+        not read: it travels with the read that follows it, which the server runs after the
+        lock is had, on a snapshot taken then (READ COMMITTED takes one per statement), so
+        the lock costs no round trip of its own; a lock not had fails that read."""
+        self._send("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("\x1f".join(key),))
 
     def find_live_by_content(self, space: str, content_sha256: bytes) -> Memory | None:
         self._lock("content", space, content_sha256.hex())
@@ -295,28 +309,27 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
         )
 
     def _indexed(self, memory: Memory, id: int) -> None:
-        """Write a live memory's length and postings (fts.py)."""
+        """Write a live memory's length and postings (fts.py): one statement, queued, its
+        postings as parallel arrays (positions as array literals, ragged as they are)."""
         length, postings = fts.postings(memory)
-        self._send("INSERT INTO memory_fts (memory, length) VALUES (%s, %s)", (id, length))
-        if not postings:
-            return
-        with translated(self._where), self._connection.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO memory_fts_terms (term, memory, title, content, tags, length, freq)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                [
-                    (
-                        p.term,
-                        id,
-                        list(p.title),
-                        list(p.content),
-                        list(p.tags),
-                        length,
-                        weighted_hits((len(p.title), len(p.content), len(p.tags))),
-                    )
-                    for p in postings
-                ],
-            )
+        self._send(
+            "WITH row_length AS (INSERT INTO memory_fts (memory, length) VALUES (%s, %s))"
+            " INSERT INTO memory_fts_terms (term, memory, title, content, tags, length, freq)"
+            " SELECT p.term, %s, p.title::integer[], p.content::integer[], p.tags::integer[],"
+            " %s, p.freq FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[],"
+            " %s::float8[]) AS p(term, title, content, tags, freq)",
+            (
+                id,
+                length,
+                id,
+                length,
+                [p.term for p in postings],
+                [_array(p.title) for p in postings],
+                [_array(p.content) for p in postings],
+                [_array(p.tags) for p in postings],
+                [weighted_hits((len(p.title), len(p.content), len(p.tags))) for p in postings],
+            ),
+        )
 
     def replace_memory(self, memory: Memory) -> None:
         """Overwrite the row, unless another writer already took it to this revision or
@@ -337,6 +350,7 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
                 f"m{memory.id} is at revision {current[0]}",
                 {"current": int(current[0])},
             )
+        self.witness = ("memories", memory.id)
         old_title, old_content, old_tags, old_deleted = row
         same_text = (old_title, old_content, old_tags) == (
             memory.title,

@@ -31,6 +31,7 @@ from ...health import FIX_STATUS, Check, Inputs, VectorCounts, check, worst
 from ...sqlite.paths import check_private_dir, check_private_file, lock_path
 from ..context import Request
 from .audit import audit_path, audit_state
+from .doctor_search import search_check
 
 if TYPE_CHECKING:
     from venom_mem_core.ports import Store
@@ -248,6 +249,7 @@ def _embedding_checks(inputs: Inputs, vectors_table: VectorCounts | None) -> lis
                 FIX_STATUS,
             )
         )
+    checks.append(search_check(inputs.config))
     return checks
 
 
