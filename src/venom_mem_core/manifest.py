@@ -797,6 +797,7 @@ SHARED_VERBS = (
             _f("source", "This daemon's source ID", STR),
         ),
         right=None,
+        handshake=True,
         examples=_ex(
             {"client": "venom-mem-cli"},
             {"principal": "unknown", "server": "venom-mem", "version": "0.1.0", "source": "a1b2c3"},

@@ -46,8 +46,8 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import ERASE_PENDING, ConcurrentWrites, SharedPrincipals, Store
 
 from ..commit_order import CommitOrder
-from ..sql_store import SqlStore
-from ..store_url import check_url, public_url
+from ..config import check_url, public_url
+from ..sql import SqlStore
 from . import errors
 from .connection import ANSWER_WITHIN_S, AnsweringConnection
 from .errors import is_lost_connection, translated, unreachable
@@ -55,7 +55,7 @@ from .migrations import DEFAULT_MIGRATIONS, Migration, migrate
 from .tx import PgReadTx, PgWriteTx
 
 if TYPE_CHECKING:
-    from ..sql_vectors import SqlVectorRows
+    from ..sql import SqlVectorRows
 
 __all__ = ["PostgresStore"]
 
@@ -463,7 +463,7 @@ class PostgresStore(SqlStore):
 
     def vector_rows(self) -> SqlVectorRows[PgReadTx]:
         """``memory_vectors`` for the embedding service (embeddings/vector_rows.py)."""
-        from ..sql_vectors import SqlVectorRows  # numpy: only when embeddings are on
+        from ..sql import SqlVectorRows  # numpy: only when embeddings are on
         from .vectors import PgVectors
 
         return SqlVectorRows(self, lambda tx: PgVectors(tx.connection))
