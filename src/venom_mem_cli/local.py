@@ -8,8 +8,6 @@ Standard library only at import: each runner imports what it needs when it runs.
 
 from __future__ import annotations
 
-import sys
-
 from venom_mem_core.manifest_types import Verb
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
@@ -44,16 +42,16 @@ def _restart(
     return restart_daemon(environ)
 
 
-def _setup(
-    params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool
-) -> dict[str, Any] | int:
-    from .harness_setup import render_setup, run_setup
+def _setup(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
+    from .setup_run import run_setup_command
 
-    result = run_setup(params["harnesses"], replace=params["replace"], environ=environ)
-    if as_json:
-        return result
-    sys.stdout.write(render_setup(result))  # the commands exactly as they are to be run
-    return 0
+    return run_setup_command(params, environ, as_json)
+
+
+def _session_hook(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
+    from .session_hook import run_session_hook
+
+    return run_session_hook(params["harness"], environ)
 
 
 def _ui(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
@@ -80,6 +78,7 @@ LOCAL_VERBS: dict[str, Runner] = {
     "mcp": _mcp,
     "restart": _restart,
     "setup": _setup,
+    "session.hook": _session_hook,
     "ui": _ui,
 }
 SWITCHES: dict[str, Switch] = {"follow": _follow}
