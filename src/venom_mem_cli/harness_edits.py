@@ -26,6 +26,7 @@ __all__ = [
     "CODEX_KEYS",
     "HOOK_MARK",
     "Registered",
+    "codex_keeping_text",
     "codex_with_keys",
     "codex_without_keys",
     "has_hook",
@@ -63,6 +64,29 @@ def codex_with_keys(text: str) -> str:
         if table.get(key) != value:
             table[key] = value
     return tomlkit.dumps(doc)
+
+
+def codex_keeping_text(before: str, after: str) -> str:
+    """``before`` with venom-mem's table as Codex's own command left it in ``after``.
+
+    ``codex mcp add`` and ``remove`` (0.171) rewrite every ``[mcp_servers.*]`` table and
+    drop the comments in them; the command stays the authority on what the table holds,
+    and tomlkit puts that into the document as the person wrote it. Should the two differ
+    in anything else, Codex's text is kept."""
+    doc, theirs = tomlkit.parse(before), tomlkit.parse(after)
+    table = _server_table(theirs)
+    servers = doc.get("mcp_servers")
+    if table is not None:
+        if not isinstance(servers, Table):
+            servers = tomlkit.table(is_super_table=True)
+            doc["mcp_servers"] = servers
+        servers[SERVER] = table
+    elif isinstance(servers, Table) and SERVER in servers:
+        del servers[SERVER]
+        if not servers:
+            del doc["mcp_servers"]
+    merged = tomlkit.dumps(doc)
+    return merged if tomlkit.parse(merged).unwrap() == theirs.unwrap() else after
 
 
 def codex_without_keys(text: str) -> str:

@@ -27,6 +27,7 @@ from venom_mem_core.errors import VenomError
 
 from .harness_edits import (
     Registered,
+    codex_keeping_text,
     codex_with_keys,
     load_jsonc,
     registered,
@@ -163,9 +164,25 @@ def _unregister(harness: str, binary: str, files: _Files, environ: Mapping[str, 
             [config], lambda: _run([binary, "mcp", "remove", "--scope", "user", SERVER], environ)
         )
     elif harness == "codex":
-        files.change([config], lambda: _run([binary, "mcp", "remove", SERVER], environ))
+        files.change(
+            [config], lambda: _codex_command([binary, "mcp", "remove", SERVER], config, environ)
+        )
     else:
         files.change([config], lambda: _drop_opencode_entry(config))
+
+
+def _codex_command(argv: list[str], config: Path, environ: Mapping[str, str]) -> None:
+    """Codex's own ``mcp add``/``remove``, with the rest of its config kept as it was
+    (:func:`~.harness_edits.codex_keeping_text`)."""
+    from .harness_files import write_atomic
+
+    before = _text(config)
+    _run(argv, environ)
+    after = _text(config)
+    if before is not None and after is not None:
+        kept = codex_keeping_text(before, after)
+        if kept != after:
+            write_atomic(config, kept.encode())
 
 
 def _drop_opencode_entry(config: Path) -> None:
@@ -240,7 +257,11 @@ def _apply_one(
         if current is not None:
             _unregister(harness, binary, files, environ)
         watched = [p for role, p in files.paths.items() if role != "hooks"]
-        files.change(watched, lambda: _run([binary, *entry["command"][1:]], environ))
+        add = [binary, *entry["command"][1:]]
+        if harness == "codex":
+            files.change(watched, lambda: _codex_command(add, config, environ))
+        else:
+            files.change(watched, lambda: _run(add, environ))
     done.append({"step": "register", "changed": not same})
     for step in entry["steps"]:
         changed = _apply_step(step["kind"], harness, files, executable, environ)
