@@ -15,6 +15,7 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,10 +57,10 @@ def files(home: Home) -> dict[str, tuple[str, int]]:
     return out
 
 
-def setup(home: Home, *args: str) -> dict[str, object]:
+def setup(home: Home, *args: str) -> dict[str, Any]:
     ran = home.run([VENOM_MEM, "setup", *args, "--json"], timeout=180)
     assert ran.returncode in (0, 1), plain(ran)
-    result: dict[str, object] = json.loads(ran.stdout)
+    result: dict[str, Any] = json.loads(ran.stdout)
     result["exit"] = ran.returncode
     return result
 
@@ -77,7 +78,7 @@ def test_apply_check_reapply_and_remove_with_the_real_harnesses(home: Home) -> N
     seed(home)
     before = files(home)
     applied = setup(home, *ALL, "--apply")
-    assert applied["exit"] == 0 and applied["changed"] is True, applied
+    assert (applied["exit"], applied["changed"]) == (0, True), applied
     # Each harness's own list shows venom-mem connected (Codex's list starts nothing: enabled).
     listed = plain(home.run([harness("claude"), "mcp", "list"]))
     assert re.search(r"venom-mem: .*venom-mem mcp - .*Connected", listed), listed
@@ -100,26 +101,26 @@ def test_apply_check_reapply_and_remove_with_the_real_harnesses(home: Home) -> N
     # A backup of the one file that existed and changed, as it was.
     [backup] = (home.home / ".codex").glob("config.toml.venom-mem-backup-*")
     assert backup.read_text() == CODEX_SEED
-    for entry in applied["harnesses"]:  # type: ignore[attr-defined]
+    for entry in applied["harnesses"]:
         assert not any(str(home.home / "src") in f for f in entry["files"])
 
     checked = setup(home, "--check")
-    assert checked["exit"] == 0 and checked["ok"] is True, checked
-    rows = {row["harness"]: row for row in checked["harnesses"]}  # type: ignore[attr-defined]
+    assert (checked["exit"], checked["ok"]) == (0, True), checked
+    rows = {row["harness"]: row for row in checked["harnesses"]}
     assert {name: row["client"] for name, row in rows.items()} == {h: h for h in ALL}
-    assert rows["claude-code"]["hook"] is True and rows["codex"]["keys"] is True
+    assert (rows["claude-code"]["hook"], rows["codex"]["keys"]) == (True, True)
 
     after_apply = files(home)
     again = setup(home, *ALL, "--apply")
     assert again["changed"] is False, again
-    assert all("token" not in entry for entry in again["harnesses"])  # type: ignore[attr-defined]
+    assert all("token" not in entry for entry in again["harnesses"])
     assert files(home) == after_apply  # no byte, no mode
     human = home.run([VENOM_MEM, "setup", *ALL, "--apply"], timeout=180)
     assert "Nothing changed: every step was done already." in human.stdout, plain(human)
 
     removed = setup(home, *ALL, "--remove")
     assert removed["exit"] == 0, removed
-    assert [e["kept"] for e in removed["harnesses"]] == [[], [], []], removed  # type: ignore[attr-defined]
+    assert [e["kept"] for e in removed["harnesses"]] == [[], [], []], removed
     assert files(home) == before
     assert setup(home, "--check", *ALL)["exit"] == 1
 
@@ -133,8 +134,8 @@ def test_remove_puts_a_file_back_after_the_harness_wrote_it_again(home: Home) ->
     config = home.home / ".codex" / "config.toml"
     config.write_text(config.read_text() + "\n")  # touched since: not as --apply left it
     removed = setup(home, "codex", "--remove", "--revoke")
-    [entry] = removed["harnesses"]  # type: ignore[misc]
-    assert entry["removed"] == ["register", "revoke"] and entry["kept"] == [], removed
+    [entry] = removed["harnesses"]
+    assert (entry["removed"], entry["kept"]) == (["register", "revoke"], []), removed
     assert files(home) == before
     clients = home.run([VENOM_MEM, "client", "list", "--json"], env={"VENOM_MEM_TOKEN": "@owner"})
     assert "codex" not in [c["client"] for c in json.loads(clients.stdout)["clients"]]
@@ -186,7 +187,8 @@ def test_claude_p_gets_the_context_from_the_hook_and_its_session_is_recorded(hom
     model_requests = [r for r in requests if find_tool(r["body"], "memory_dadd") is not None]
     assert model_requests, requests
     first = json.dumps(model_requests[0]["body"])
-    assert "# venom-mem context" in first and FACT in first, first[:2000]
+    assert "# venom-mem context" in first, first[:2000]
+    assert FACT in first, first[:2000]
 
     sessions = home.run([VENOM_MEM, "session", "list", "--json"], env=owner)
     [session] = json.loads(sessions.stdout)["sessions"]
