@@ -86,6 +86,13 @@ def steps(harness: str, executable: str) -> list[dict[str, Any]]:
                 "  required = true  # codex exec waits for venom-mem's tools before it starts",
                 '  default_tools_approval_mode = "approve"  # or "prompt" to confirm each call',
             ),
+            _step(
+                "hook",
+                "add a SessionStart hook to ~/.codex/hooks.json (memory in every session; Codex "
+                "runs it once you trust it at its next start, or codex exec "
+                "--dangerously-bypass-hook-trust in a script):",
+                f"  {hook}",
+            ),
             _step("note", "codex mcp list  # shows venom-mem enabled"),
         ]
     if harness == "opencode":

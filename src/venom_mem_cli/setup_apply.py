@@ -41,8 +41,8 @@ __all__ = ["BINARIES", "apply_setup", "harness_binary", "remove_setup", "token_p
 
 BINARIES = {"claude-code": "claude", "codex": "codex", "opencode": "opencode"}
 HARNESS_TIMEOUT_S = 60.0
-# Which sources a hook fires on: every one Claude Code names.
-CLAUDE_MATCHER = "startup|resume|clear|compact"
+# Which sources a session-start hook fires on: every one each harness names.
+HOOK_MATCHERS = {"claude-code": "startup|resume|clear|compact", "codex": "startup|resume|clear"}
 
 
 def harness_binary(harness: str, environ: Mapping[str, str]) -> str | None:
@@ -222,7 +222,8 @@ def _apply_step(
         )
     if kind == "hook":
         settings = files.paths["hooks"]
-        added = with_hook(_text(settings), hook_command(executable, harness), CLAUDE_MATCHER)
+        command = hook_command(executable, harness)
+        added = with_hook(_text(settings), command, HOOK_MATCHERS[harness])
         return added is not None and files.change(
             [settings], lambda: write_atomic(settings, added.encode())
         )

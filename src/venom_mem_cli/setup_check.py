@@ -72,7 +72,7 @@ def _check_one(harness: str, environ: Mapping[str, str]) -> dict[str, Any]:
         "principal": who.get("principal") if who else None,
         "connected": bool(binary and found and who and _listed(binary, harness, environ)),
     }
-    if harness == "claude-code":
+    if "hooks" in paths:
         settings = _text(read_bytes(paths["hooks"])) or "{}"
         row["hook"] = has_hook(json.loads(settings), harness)
     if harness == "codex":

@@ -213,3 +213,62 @@ def test_the_hook_prints_nothing_and_exits_0_when_venom_mem_refuses(tmp_path: Pa
     )  # fmt: skip
     assert (ran.returncode, ran.stdout) == (0, ""), ran
     assert "denied.token" in ran.stderr
+
+
+def codex_provider(url: str) -> str:
+    """A model provider that is the scripted endpoint, with Codex's traffic off."""
+    return f"""model = "scripted-model"
+model_provider = "scripted"
+
+[model_providers.scripted]
+name = "Scripted model on loopback"
+base_url = "{url}/v1"
+env_key = "SCRIPTED_MODEL_API_KEY"
+wire_api = "responses"
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+
+"""
+
+
+def test_codex_exec_gets_the_context_from_the_hook_once_trusted(home: Home) -> None:
+    """Codex 0.171 runs a SessionStart hook only once the person has trusted it (it asks at
+    its next interactive start); a script says so with --dangerously-bypass-hook-trust."""
+    codex = harness("codex")
+    owner = {"VENOM_MEM_TOKEN": "@owner"}
+    added = home.run([VENOM_MEM, "memory", "add", "--space", "user", "--content", FACT,
+                      "--json"], env=owner)  # fmt: skip
+    assert added.returncode == 0, plain(added)
+    assert setup(home, "codex", "--apply")["exit"] == 0
+    hooks = json.loads((home.home / ".codex" / "hooks.json").read_text())
+    [group] = hooks["hooks"]["SessionStart"]
+    assert group["hooks"][0]["command"].startswith(f"{VENOM_MEM} session hook --harness codex")
+    home.stop_daemon()
+    config = home.home / ".codex" / "config.toml"
+    written = config.read_text()
+    seen: dict[bool, tuple[str, str]] = {}
+    for trusted in (False, True):
+        script, log = Script("nothing_offered", {}, "done"), f"codex-trusted-{trusted}"
+        with offline_endpoint(script, home.root, log) as ep:  # a log of its own per run
+            config.write_text(codex_provider(ep.url) + written)
+            argv = [codex, "exec", "--json", "--skip-git-repo-check",
+                    *(["--dangerously-bypass-hook-trust"] if trusted else []), "hello"]  # fmt: skip
+            env = {"SCRIPTED_MODEL_API_KEY": "offline-dummy-key", **ep.proxy_env}
+            ran = home.run(ep.wrap(argv), 180, env)
+            requests = ep.requests()
+        assert ran.returncode == 0, plain(ran)
+        events = [json.loads(line) for line in ran.stdout.splitlines() if line.startswith("{")]
+        [thread] = [e["thread_id"] for e in events if e["type"] == "thread.started"]
+        turn = [r for r in requests if find_tool(r["body"], "memory_dsearch") is not None]
+        assert turn, requests  # the agent's first request, with venom-mem's tools
+        seen[trusted] = (thread, json.dumps(turn[0]["body"]))
+    assert FACT not in seen[False][1]  # an untrusted hook does not run
+    assert "# venom-mem context" in seen[True][1], seen[True][1][:2000]
+    assert FACT in seen[True][1]
+    sessions = json.loads(home.run([VENOM_MEM, "session", "list", "--json"], env=owner).stdout)
+    [session] = sessions["sessions"]
+    assert (session["harness"], session["harness_session"]) == ("codex", seen[True][0])
