@@ -135,7 +135,7 @@ def test_remove_puts_a_file_back_after_the_harness_wrote_it_again(home: Home) ->
     config.write_text(config.read_text() + "\n")  # touched since: not as --apply left it
     removed = setup(home, "codex", "--remove", "--revoke")
     [entry] = removed["harnesses"]
-    assert (entry["removed"], entry["kept"]) == (["register", "revoke"], []), removed
+    assert (entry["removed"], entry["kept"]) == (["register", "hook", "revoke"], []), removed
     assert files(home) == before
     clients = home.run([VENOM_MEM, "client", "list", "--json"], env={"VENOM_MEM_TOKEN": "@owner"})
     assert "codex" not in [c["client"] for c in json.loads(clients.stdout)["clients"]]
