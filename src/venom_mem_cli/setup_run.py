@@ -12,7 +12,7 @@ from typing import Any
 
 from venom_mem_core.errors import VenomError
 
-from .harness_setup import HARNESSES, render_setup, run_setup
+from .harness_setup import render_setup, run_setup
 
 __all__ = ["render_applied", "render_removed", "run_setup_command"]
 
@@ -22,9 +22,8 @@ _MODES = ("apply", "check", "remove")
 def _harnesses(params: Mapping[str, Any], *, optional: bool) -> list[str]:
     names = list(dict.fromkeys(params.get("harnesses") or []))
     if not names and not optional:
-        raise VenomError.param(
-            "missing", "harnesses", f"name one or more of {', '.join(HARNESSES)}"
-        )
+        # The parser's own words for a missing param: harnesses is optional only for --check.
+        raise VenomError.param("missing", "harnesses", "setup needs --harnesses")
     return names
 
 
