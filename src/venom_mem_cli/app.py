@@ -30,7 +30,8 @@ from .argv import FILE_PARAMS, HELP_FLAGS, Extra, extra_flags, positional
 from .helptext import example_epilog, json_example
 from .here import HERE_FLAG, HERE_HELP, HERE_VERBS
 from .local import check_local
-from .run import print_error, print_json, run_command
+from .output import print_error, print_json
+from .run import run_command
 
 __all__ = ["build_cli", "run_app"]
 

@@ -16,7 +16,8 @@ def run_json(argv: Sequence[str]) -> int:
     from venom_mem_core.errors import VenomError
 
     from .argv import split_command
-    from .run import print_json, run_command
+    from .output import print_json
+    from .run import run_command
 
     try:
         verb, words = split_command(argv)

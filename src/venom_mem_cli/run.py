@@ -6,22 +6,20 @@ both hand the words after the verb's name to :func:`run_command`.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Mapping, Sequence
 
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest_types import Verb
 from venom_mem_core.params import check_params
 
+from .output import print_error, print_json
+
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
-    from typing import Any, TextIO
+    from typing import Any
 
 __all__ = [
     "call_daemon",
-    "print_error",
-    "print_json",
     "result_exit_code",
     "run_command",
     "situate",
@@ -101,18 +99,3 @@ def situate(
 def result_exit_code(verb: Verb, result: Mapping[str, Any]) -> int:
     """0, except a doctor report with a failing check, which exits 1 (CONTRACT section 9)."""
     return 1 if verb.name == "doctor" and result.get("status") == 2 else 0
-
-
-def print_json(obj: Mapping[str, Any], out: TextIO = sys.stdout) -> None:
-    out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
-    out.flush()
-
-
-def print_error(error: VenomError, err: TextIO = sys.stderr) -> None:
-    from .fixes import human_hint
-
-    err.write(f"error: {error.code}: {error.message}\n")
-    fix = error.data.get("fix") or human_hint(error)
-    if fix:
-        err.write(f"fix: {fix}\n")
-    err.flush()

@@ -85,7 +85,7 @@ def render_removed(result: Mapping[str, Any]) -> str:
 
 
 def run_setup_command(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
-    from .run import print_json
+    from .output import print_json
 
     mode = _mode(params)
     result: dict[str, Any]
