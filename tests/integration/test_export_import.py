@@ -84,13 +84,17 @@ def test_export_import_export_is_equal_but_for_store_times_and_principal(
         "out": str(first), "memories": 4, "sessions": 3, "spaces": 2,
     }  # fmt: skip
     text = first.read_text(encoding="utf-8")
-    assert "vnt1." not in text and "token" not in text and "小さい" in text
+    assert "vnt1." not in text
+    assert "token" not in text
+    assert "小さい" in text
     lines = _lines(first)
-    assert lines[0]["format"] == "venom-mem-export" and lines[0]["version"] == 1
+    assert lines[0]["format"] == "venom-mem-export"
+    assert lines[0]["version"] == 1
     by_id = {line.get("id"): line for line in lines if line["type"] == "memory"}
     assert [r["action"] for r in by_id["m4"]["revisions"]] == ["add", "delete", "restore", "update"]
     assert [r["content"] for r in by_id["m2"]["revisions"]] == ["first draft", "second draft"]
-    assert "deleted" in by_id["m3"] and by_id["m1"]["author"]["label"] == "claude-code"
+    assert "deleted" in by_id["m3"]
+    assert by_id["m1"]["author"]["label"] == "claude-code"
     chains = {line["session"]: line["chain"] for line in lines if line["type"] == "session"}
     assert chains == {"s1": ["s1"], "s2": ["s1", "s2"], "s3": ["s1", "s2", "s3"]}
 
@@ -124,7 +128,9 @@ def test_a_dry_run_says_what_it_would_write_and_writes_nothing(world: World, fre
     first = world.root / "first.jsonl"
     _export(world, first, "--include-deleted")
     plan = fresh.ok("import", str(first), "--dry-run", token="@owner")["files"][0]
-    assert plan["dry_run"] is True and plan["memories"] == 4 and plan["sessions"] == 3
+    assert plan["dry_run"] is True
+    assert plan["memories"] == 4
+    assert plan["sessions"] == 3
     assert {w.get("memory") for w in plan["would_write"]} >= {"m1", "m2", "m3", "m4"}
     assert fresh.ok("store", "status", token="@owner")["memories"] == 0
 
@@ -136,23 +142,45 @@ def test_a_clients_export_holds_only_what_it_may_read(world: World) -> None:
     counts = _export(world, out, "--include-deleted", token=reader)
     lines = _lines(out)
     assert {line["space"] for line in lines if line["type"] in ("memory", "space")} == {"team"}
-    assert counts["memories"] == 1 and counts["sessions"] == 0
+    assert counts["memories"] == 1
+    assert counts["sessions"] == 0
     assert "path" not in lines[0]["store"]  # store.status's right, which it lacks
     denied = world.run("export", "--spaces", "user", "--json", token=reader)
-    assert denied.code != 0 and json.loads(denied.stdout)["error"]["code"] == "denied.read"
+    assert denied.code != 0
+    assert json.loads(denied.stdout)["error"]["code"] == "denied.read"
+
+
+def _broken(ls: list[str]) -> list[str]:
+    return [*ls[:3], "{broken", *ls[3:]]
+
+
+def _no_revisions_last(ls: list[str]) -> list[str]:
+    return [*ls, '{"type":"memory","id":"m9","space":"user"}']
+
+
+def _other_format(ls: list[str]) -> list[str]:
+    return ['{"type":"entity","name":"x"}', *ls[1:]]
+
+
+def _next_version(ls: list[str]) -> list[str]:
+    return [ls[0].replace('"version":1', '"version":2'), *ls[1:]]
+
+
+def _bad_space(ls: list[str]) -> list[str]:
+    return [*ls[:2], ls[2].replace('"space":"', '"space":"Bad Space'), *ls[3:]]
 
 
 @pytest.mark.parametrize(
     ("mangle", "code", "line"),
     [
-        (lambda ls: [*ls[:3], "{broken", *ls[3:]], "invalid_params.import_line", 4),
-        (lambda ls: [*ls, '{"type":"memory","id":"m9","space":"user"}'], "invalid_params.import_line", None),
-        (lambda ls: ['{"type":"entity","name":"x"}', *ls[1:]], "invalid_params.import_format", 1),
-        (lambda ls: [ls[0].replace('"version":1', '"version":2'), *ls[1:]], "invalid_params.import_version", 1),
-        (lambda ls: [*ls[:2], ls[2].replace('"space":"', '"space":"Bad Space'), *ls[3:]], "invalid_params.space", 3),
+        (_broken, "invalid_params.import_line", 4),
+        (_no_revisions_last, "invalid_params.import_line", None),
+        (_other_format, "invalid_params.import_format", 1),
+        (_next_version, "invalid_params.import_version", 1),
+        (_bad_space, "invalid_params.space", 3),
     ],
     ids=["broken-line", "no-revisions-last", "other-format", "unknown-version", "bad-space"],
-)  # fmt: skip
+)
 def test_bad_input_is_refused_naming_the_line_and_nothing_is_written(
     world: World, fresh: World, mangle: Any, code: str, line: int | None
 ) -> None:
