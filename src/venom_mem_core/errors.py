@@ -17,7 +17,7 @@ exit code (CONTRACT section 3)::
     │                                store_locked
     ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,
     │                                startup_result, daemon_timeout, connection,
-    │                                connection_limit
+    │                                connection_limit, store
     └── unsupported.*       exit 10  verb, store_schema, embeddings_off
 
 Every code raised anywhere in the packages is in this tree (tests/unit/test_error_tree.py).

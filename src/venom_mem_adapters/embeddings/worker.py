@@ -306,6 +306,8 @@ class EmbeddingWorker:
             log.exception("embedding a batch failed")
             self._failed(f"embedding failed: {exc}", "internal")
             return None
+        if self._backoff.delay is not None:
+            log.warning("embedding works again")
         self._backoff.succeeded()
         self._last_error = self._last_reason = None
         return vectors
@@ -313,6 +315,13 @@ class EmbeddingWorker:
     def _failed(self, message: str, reason: str) -> None:
         self._failures += 1
         self._last_error, self._last_reason = message, reason
+        first = self._backoff.delay is None
         delay = self._backoff.failed()
         self._retry_at = time.monotonic() + delay
-        log.warning("embedding failed (%s); retrying in %g s", message, delay)
+        # Once a run of failures (a provider or database away), not once an attempt.
+        log.log(
+            logging.WARNING if first else logging.DEBUG,
+            "embedding failed (%s); retrying in %g s, with backoff",
+            message,
+            delay,
+        )

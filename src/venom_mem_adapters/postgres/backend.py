@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from venom_mem_core.errors import VenomError
 
-from . import doctor
+from . import doctor, errors
 from .notify import EventBridge, RelayLog
 from .store import PostgresStore
 
@@ -44,7 +44,9 @@ class PostgresBackend:
         return False  # the server's disk: its errors say so, and the daemon has no probe for it
 
     def latches(self, error: VenomError) -> bool:
-        return error.code == "failed.store"
+        """Only corruption the server reports: the server owns durability, so a lost
+        connection passes once it is back (errors.py, docs/adr/0030)."""
+        return errors.latches(error)
 
     def events_bridge(self, events: RelayLog) -> EventBridge:
         return EventBridge(self.url, events)

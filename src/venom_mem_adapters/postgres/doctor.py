@@ -23,13 +23,39 @@ from venom_mem_core.errors import VenomError
 from ..health import FIX_STATUS, Check, Inputs, Status, VectorCounts, check, schema_check, unopened
 from .migrations import DEFAULT_MIGRATIONS
 
-__all__ = ["MIN_SERVER", "PURGE_FIX", "PostgresExam", "examine"]
+__all__ = ["MIN_SERVER", "PURGE_FIX", "REACH_FIX", "PostgresExam", "examine"]
 
 MIN_SERVER = 13  # identity columns, hashtextextended and the SQL this store runs
 PURGE_FIX = (
     "VACUUM FULL memories, memory_versions, memory_fts_terms  # as the database owner; then"
     " let WAL recycle and expire backups and archives holding the purged text"
 )
+
+
+REACH_FIX = (
+    "check that the server runs and this machine reaches it (pg_isready, the server's log);"
+    " the daemon reconnects by itself once it answers, no restart needed"
+)
+
+
+def _reachable_check(store: Any) -> list[Check]:
+    """store.reachable: whether the server answers now, and if not, since when and why
+    (the store notes an outage at its first unavailable.store: postgres/store.py); none
+    when the daemon has no store to ask."""
+    if store is None:
+        return []
+    outage = getattr(store, "outage", None)
+    if outage is None:
+        return [check("store.reachable", "ok", f"The server of {store.url} answers", FIX_STATUS)]
+    return [
+        check(
+            "store.reachable",
+            "fail",
+            f"The server of {store.url} has not answered since {outage.since}"
+            f" ({outage.reason}): {outage.detail}",
+            REACH_FIX,
+        )
+    ]
 
 
 @attrs.frozen(kw_only=True)
@@ -65,7 +91,7 @@ def _store_checks(inputs: Inputs, store: Any) -> list[Check]:
         facts = store.describe()
     except Exception as exc:  # a VenomError from the store, already free of credentials
         message = getattr(exc, "message", str(exc))
-        return unopened(f"Can't reach the store: {message}")
+        return [*unopened(f"Can't reach the store: {message}"), *_reachable_check(store)]
     where, version, server = facts["path"], facts["schema_version"], facts["postgres_version"]
     checks = []
     if inputs.write_failure is not None:
@@ -79,6 +105,7 @@ def _store_checks(inputs: Inputs, store: Any) -> list[Check]:
         )
     else:
         checks.append(check("store.open", "ok", f"Store open at {where}", FIX_STATUS))
+    checks.extend(_reachable_check(store))
     fix = "pg_dump the database, then: venom-mem serve  # a restart migrates it"
     checks.append(schema_check(version, len(DEFAULT_MIGRATIONS), fix))
     major = int(server.split(".")[0]) if server.split(".")[0].isdigit() else 0

@@ -24,6 +24,11 @@ order (a transaction's notifications are delivered in the order sent), on a conn
 would cost each write a second fsync for a delivery that is at most once anyway. Each
 payload carries its ``seq``, so two alike events in one round are both delivered (PostgreSQL
 folds identical payloads of one transaction).
+
+Under faults (docs/adr/0030) neither side holds anything up: the listener reconnects with
+backoff and logs once per outage; the publisher waits at most PUBLISH_WITHIN_S for the
+server, and while the server is away it drops the events it can't send, trying again after
+a backoff, instead of waiting on every round.
 """
 
 from __future__ import annotations
@@ -37,13 +42,16 @@ from typing import Any, Protocol
 
 import psycopg
 
+from ..retrying import Retrying
 from ..store_url import url_key
+from .connection import AnsweringConnection
+from .store import conninfo
 
 __all__ = ["EventBridge", "channel_name"]
 
 log = logging.getLogger("venom_mem.events")
 
-_RECONNECT_S = 1.0
+PUBLISH_WITHIN_S = 1.0  # a NOTIFY is one short round trip; the next round waits on it
 
 
 class RelayLog(Protocol):
@@ -73,17 +81,20 @@ class EventBridge:
     """Publish this daemon's events, relay the others'. :meth:`start`, then :meth:`close`."""
 
     def __init__(self, url: str, events: RelayLog) -> None:
-        self._url = url
+        self._url = conninfo(url)
         self._channel = channel_name(url)
         self._events = events
         self._published = events.last_seq
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ready = threading.Event()
-        self._publisher: psycopg.Connection[Any] | None = None
+        self._publisher: AnsweringConnection | None = None
         self._appended = threading.Event()
+        self._publishing = Retrying("publishing events to other daemons", log, cap=10.0)
+        self._publish_again = 0.0  # while publishing fails, when to try next
+        self._listening = Retrying("the event listener", log, start=0.25, cap=5.0)
         self._thread = threading.Thread(target=self._listen, name="venom-mem-notify", daemon=True)
-        self._publishing = threading.Thread(
+        self._publisher_thread = threading.Thread(
             target=self._publish_loop, name="venom-mem-publish", daemon=True
         )
         self._unsubscribe: Any = None
@@ -95,11 +106,11 @@ class EventBridge:
         self._relisten.append(callback)
 
     def start(self, timeout_s: float = 10.0) -> None:
-        """Connect, start listening, and follow the local log; waits until LISTEN is on."""
-        self._publisher = self._connect_publisher()
+        """Start listening and follow the local log; waits until LISTEN is on (the publisher
+        connects at its first round, so a server away at start holds nothing up)."""
         self._thread.start()
         self._ready.wait(timeout_s)
-        self._publishing.start()
+        self._publisher_thread.start()
         self._unsubscribe = self._events.subscribe(self._wake_publisher)
 
     def _wake_publisher(self) -> None:
@@ -108,8 +119,9 @@ class EventBridge:
         if threading.current_thread() is not self._thread:
             self._appended.set()
 
-    def _connect_publisher(self) -> psycopg.Connection[Any]:
-        connection = psycopg.connect(self._url, autocommit=True)
+    def _connect_publisher(self) -> AnsweringConnection:
+        connection = AnsweringConnection.connect(self._url, autocommit=True)
+        connection.answer_within = PUBLISH_WITHIN_S
         connection.execute("SET synchronous_commit = off")
         return connection
 
@@ -140,39 +152,39 @@ class EventBridge:
                 for event in new
                 if not self._events.is_relayed(event["seq"])
             ]
-            if not texts:
-                return
-            for attempt in (1, 2):  # once more on a new connection
-                try:
-                    assert self._publisher is not None
-                    # One statement, one transaction: the array's order is the order sent.
-                    self._publisher.execute(
-                        "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload",
-                        (self._channel, texts),
-                    )
-                    break
-                except psycopg.Error as exc:  # the writes are committed; only the echo is lost
-                    if attempt == 2:
-                        log.warning(
-                            "could not publish %d events to other daemons: %s", len(texts), exc
-                        )
-                    self._reconnect_publisher()
+            if texts:
+                self._send(texts)
 
-    def _reconnect_publisher(self) -> None:
-        try:
-            if self._publisher is not None:
-                self._publisher.close()
-            self._publisher = self._connect_publisher()
-        except psycopg.Error as exc:
-            log.warning("could not reconnect the event publisher: %s", exc)
+    def _send(self, texts: list[str]) -> None:
+        if self._publishing.failing and time.monotonic() < self._publish_again:
+            return  # the server is away: these events are lost, as the ADR's at-most-once says
+        for attempt in (1, 2):  # once more on a new connection
+            try:
+                if self._publisher is None or self._publisher.closed:
+                    self._publisher = self._connect_publisher()
+                # One statement, one transaction: the array's order is the order sent.
+                self._publisher.execute(
+                    "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload",
+                    (self._channel, texts),
+                )
+            except psycopg.Error as exc:  # the writes are committed; only their echo is lost
+                if attempt == 2:
+                    delay = self._publishing.failed(f"{len(texts)} events: {exc}")
+                    self._publish_again = time.monotonic() + delay
+                elif self._publisher is not None:
+                    self._publisher.close()
+            else:
+                self._publishing.succeeded()
+                return
 
     def _listen(self) -> None:
         lost = False
         while not self._stop.is_set():
             try:
-                with psycopg.connect(self._url, autocommit=True) as connection:
+                with AnsweringConnection.connect(self._url, autocommit=True) as connection:
                     connection.execute(f'LISTEN "{self._channel}"')
                     self._ready.set()
+                    self._listening.succeeded()
                     if lost:
                         lost = False
                         self._relistened()
@@ -182,10 +194,9 @@ class EventBridge:
             except psycopg.Error as exc:
                 if self._stop.is_set():
                     return
-                log.warning("event listener lost the store (%s); reconnecting", exc)
                 lost = True
                 self._ready.set()
-                time.sleep(_RECONNECT_S)
+                self._stop.wait(self._listening.failed(exc))
 
     def _relistened(self) -> None:
         for callback in list(self._relisten):
@@ -210,8 +221,8 @@ class EventBridge:
         if self._unsubscribe is not None:
             self._unsubscribe()
         self._appended.set()
-        if self._publishing.is_alive():
-            self._publishing.join(5)
+        if self._publisher_thread.is_alive():
+            self._publisher_thread.join(5)
         self._publish_new()  # what was appended since the last round
         self._thread.join(5)
         if self._publisher is not None:

@@ -266,10 +266,16 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
     def __init__(self, connection: psycopg.Connection[Row], where: str) -> None:
         super().__init__(connection, where)
         self._memo = None  # a write changes rows: never answer from a copy
+        # The last row this transaction wrote, (table, id): what settles a COMMIT whose
+        # reply was lost across a server restart (store.py, docs/adr/0030).
+        self.witness: tuple[str, int] | None = None
 
     def _insert(self, sql: str, params: Sequence[Any]) -> int | None:
         row = self._one(f"{sql} RETURNING id", params)
-        return int(row[0]) if row else None
+        if row is None:
+            return None
+        self.witness = (sql.split()[2], int(row[0]))  # "INSERT INTO <table> ..."
+        return int(row[0])
 
     def _lock(self, *key: str) -> None:
         """A transaction advisory lock on ``key``, held until commit or rollback. Queued,
@@ -335,6 +341,7 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
                 f"m{memory.id} is at revision {current[0]}",
                 {"current": int(current[0])},
             )
+        self.witness = ("memories", memory.id)
         old_title, old_content, old_tags, old_deleted = row
         same_text = (old_title, old_content, old_tags) == (
             memory.title,

@@ -42,7 +42,10 @@ class SqliteBackend:
         return is_disk_full(error)
 
     def latches(self, error: VenomError) -> bool:
-        return error.code == "failed.store"  # corruption or I/O: an fsync may have lied
+        """RFC-0020's rule: after an I/O failure or corruption an fsync may have lied, so
+        writes stop until a restart; a full disk is the exception, since the kernel refused
+        the bytes (docs/reliability.md)."""
+        return error.code == "failed.store" and not is_disk_full(error)
 
     def events_bridge(self, events: object) -> None:
         return None  # this daemon is the file's only writer
