@@ -1158,6 +1158,29 @@ EXPORT_VERBS = (
             _e("invalid_params.cursor", "after isn't a next this verb returned"),
         ),
         starts_daemon=True,
+        examples=_ex(
+            {"spaces": ["user"]},
+            {
+                "header": {
+                    "type": "header",
+                    "format": "venom-mem-export",
+                    "version": 1,
+                    "store": {"engine": "sqlite 3.46.0", "schema_version": 2},
+                    "exported": _T1,
+                    "by": _G1,
+                },
+                "lines": [
+                    {
+                        "type": "space",
+                        "space": "user",
+                        "description": "What is true of this person everywhere",
+                        "by": _G1,
+                        "updated": _T0,
+                    }
+                ],
+                "next": None,
+            },
+        ),
         use_case="export.export_page",
         mcp=False,  # the CLI's export pages through it; an agent has memory.list and .get
     ),
