@@ -108,10 +108,11 @@ def check_line(line: bytes, number: int, *, first: bool) -> ImportLine:
         if value.get("type") != "header" or value.get("format") != FORMAT:
             raise _bad(number, f"is not a {FORMAT} header", code="import_format")
         if value.get("version") != VERSION:
-            raise _bad(
-                number,
-                f"names version {value.get('version')!r}; this venom-mem reads {VERSION}",
-                code="import_version",
+            raise VenomError(
+                "invalid_params.import_version",
+                f"line {number} names version {value.get('version')!r}; this venom-mem reads "
+                f"{VERSION}",
+                {"line": number},
             )
         return value
     kind = value.get("type")
