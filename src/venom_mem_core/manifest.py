@@ -1148,7 +1148,7 @@ EXPORT_VERBS = (
             Param("after", "The next of the page before; none for the first", STR),
         ),
         result=_obj(
-            _f("header", "The export's first line", OPEN),
+            _f("header", "The export's first line, on the first page", OPEN, False),
             _f("lines", "Memory, session and space lines", Type("array", items=OPEN)),
             _f("next", "Pass as after for the next page, or null at the end", STR_OR_NULL),
         ),

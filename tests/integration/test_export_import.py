@@ -199,3 +199,24 @@ def test_bad_input_is_refused_naming_the_line_and_nothing_is_written(
     status = fresh.ok("store", "status", token="@owner")
     assert (status["memories"], status["deleted"], status["sessions"]) == (0, 0, 0)
     assert fresh.ok("space", "list", token="@owner") == {"spaces": []}
+
+
+def test_a_large_store_exports_in_pages_that_fit_the_frame(world: World, fresh: World) -> None:
+    for i in range(12):  # 12 memories of 50 KB: more than two pages of 256 KiB
+        world.ok("memory", "add", "--space", "user", "--content", f"{i} " + "é" * 25_000,
+                 token="@owner")  # fmt: skip
+    page = world.ok("store", "export", token="@owner")
+    assert page["next"] is not None
+    assert page["next"].startswith("memories:m")
+    assert 0 < len(page["lines"]) < 12
+    second = world.ok("store", "export", "--after", page["next"], token="@owner")
+    assert "header" not in second
+    assert {line["id"] for line in second["lines"]}.isdisjoint(
+        {line["id"] for line in page["lines"]}
+    )
+    out = world.root / "big.jsonl"
+    assert _export(world, out)["memories"] == 12
+    assert fresh.ok("import", str(out), token="@owner")["files"][0]["memories"] == 12
+    again = fresh.root / "again.jsonl"
+    _export(fresh, again)
+    assert _normal(_lines(again)) == _normal(_lines(out))

@@ -55,7 +55,9 @@ def export_page(app: App, who: Principal, cmd: ExportPage) -> dict[str, Any]:
             _spaces(tx, who, cmd, page)
             part = "done"
     out: dict[str, Any] = {"lines": page.lines, "next": _next(part, last)}
-    out["header"] = header_line(_store(app, who), app.clock.now(), provenance_json(who.provenance))
+    if cmd.after is None:  # the file's first line, once
+        by = provenance_json(who.provenance)
+        out["header"] = header_line(_store(app, who), app.clock.now(), by)
     return out
 
 
