@@ -6,7 +6,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from types import TracebackType
 
-TYPE_CHECKING = False  # typing costs the --json path milliseconds (client.py); mypy sees it
+TYPE_CHECKING = False  # typing costs the --json path milliseconds (client/_client.py); mypy sees it
 if TYPE_CHECKING:
     from typing import Self
 

@@ -54,7 +54,7 @@ class Inputs:
 
 
 class VectorCounts(Protocol):
-    """What doctor counts in a store's ``memory_vectors`` (sql_vectors.SqlVectors)."""
+    """What doctor counts in a store's ``memory_vectors`` (sql.SqlVectors)."""
 
     def count_pending_since(self, since: str, model: str) -> int: ...
 

@@ -128,9 +128,11 @@ def _serve(env: dict[str, str]) -> int:
 
         import anyio
 
+        from .mcp.harness_session import SessionNaming
+
         serve = functools.partial(
             server.serve_handover,
-            link,
+            SessionNaming(link, env),
             catalog=catalog,
             handover=handover,
             reader=wire_in,

@@ -5,7 +5,7 @@ config.zon, the installed skill and the daemon record are replaced whole
 reader never sees half a file, and a crash leaves the old one or the new one. The store's
 and the runtime's directories are made 0700 (:func:`make_private_dirs`), and the store's
 files 0600 before SQLite opens them (:func:`create_private_file`). Checking what exists is
-each owner's own business (sqlite/paths.py, runtime_paths.py): their refusals differ.
+each owner's own business (sqlite/paths.py, client/_runtime_paths.py): their refusals differ.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ package (``sqlite/backend.py``, ``postgres/backend.py``), the only packages that
 or psycopg; this module imports neither, and imports the chosen package only when called.
 
 Where a store's files are on this machine (the file, or a PostgreSQL store's local anchor for
-its lock, record and socket) is ``runtime_paths.default_store_path``: clients need it on the
+its lock, record and socket) is ``client.default_store_path``: clients need it on the
 ``--json`` path, which must not import a backend.
 """
 

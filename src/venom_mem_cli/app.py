@@ -213,7 +213,7 @@ def build_cli() -> click.RichGroup:
     click.version_option(venom_mem_core.__version__, "--version", prog_name="venom-mem")(root)
     groups: dict[str, click.RichGroup] = {}
     for verb in MANIFEST.verbs:
-        if verb.name == "hello":
+        if verb.handshake:
             continue
         if verb.noun is None:
             if root.commands.get(verb.name) is None:

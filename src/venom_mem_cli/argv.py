@@ -9,7 +9,7 @@ Habits beyond CONTRACT section 6 (ADR 0014): an array of strings also takes ``a,
 repeated singular flag (``--tag zig --tag build``); grants take ``--grant read:*`` repeated;
 ``--content -`` reads standard input and ``--content-file PATH`` a file, so the text isn't
 bounded by the kernel's argv limit. Bare words are the items of a verb's first param when it
-is a required array of strings (``setup claude-code codex``, ADR 0027).
+is an array of strings, required or of named choices (``setup claude-code codex``, ADR 0027).
 """
 
 from __future__ import annotations
@@ -211,13 +211,14 @@ def split_command(argv: Sequence[str], manifest: Manifest = MANIFEST) -> tuple[V
 
 
 def positional(verb: Verb) -> Param | None:
-    """The param that bare words fill, item by item: the first, when it is a required array
-    of strings (``setup claude-code codex``, ``memory context user``)."""
+    """The param that bare words fill, item by item: the first, when it is an array of
+    strings that is required (``memory context user``) or of named choices (``setup
+    claude-code codex``, optional for ``setup --check``)."""
     first = verb.params[0] if verb.params else None
-    if first is None or not first.required or first.type.kind != "array":
+    items = first.type.items if first is not None and first.type.kind == "array" else None
+    if first is None or items is None or items.kind != "string":
         return None
-    items = first.type.items
-    return first if items is not None and items.kind == "string" else None
+    return first if first.required or items.choices else None
 
 
 def parse_words(verb: Verb, words: Sequence[str]) -> tuple[dict[str, Any], set[str]]:

@@ -61,12 +61,12 @@ def run_serve(
     stderr: TextIO = sys.stderr,
 ) -> int:
     """Run a daemon until it is stopped (or idles out, on demand). Returns the exit code."""
-    from venom_mem_adapters.config_file import default_config_path, load_config
-    from venom_mem_adapters.credentials_env import forget_credentials
+    from venom_mem_adapters.config import default_config_path, load_config
+    from venom_mem_adapters.daemon.credentials_env import forget_credentials
 
     forget_credentials()  # a daemon holds no caller's token (docs/adr/0013)
+    from venom_mem_adapters.client import default_store_path, socket_path
     from venom_mem_adapters.daemon.startup import claimed_socket
-    from venom_mem_adapters.runtime_paths import default_store_path, socket_path
     from venom_mem_adapters.store_backend import backend_for
 
     status = StatusPipe(status_fd)
@@ -117,7 +117,7 @@ def _serve_locked(
     stderr: TextIO | None,
 ) -> int:
     """Serve while holding the socket: the store lock, the store (``store_path`` is a
-    PostgreSQL store's anchor on this machine, runtime_paths.default_store_path: the lock
+    PostgreSQL store's anchor on this machine, client.default_store_path: the lock
     makes one daemon per machine serve it, and PostgreSQL serializes the machines)."""
     import venom_mem_core
     from venom_mem_adapters.daemon.context import DaemonPaths
@@ -254,7 +254,7 @@ async def _run_daemon(
     status: StatusPipe,
     announce: tuple[str, TextIO] | None,
 ) -> None:
-    from venom_mem_adapters.daemon_record import remove_record, write_record
+    from venom_mem_adapters.client import remove_record, write_record
 
     listener = await anyio.create_unix_listener(sock, mode=0o600)
     try:

@@ -53,45 +53,81 @@ def _location_env(environ: Mapping[str, str]) -> list[tuple[str, str]]:
     return [(key, environ[key]) for key in _LOCATION_VARS if environ.get(key)]
 
 
-def registration(
-    harness: str, token: str, executable: str, environ: Mapping[str, str]
-) -> dict[str, Any]:
-    """What to run for ``harness``: ``command`` (argv), and ``then`` (steps in words)."""
-    env = [("VENOM_MEM_TOKEN", token), *_location_env(environ)]
-    launch = ["--", executable, "mcp"]
+def _step(kind: str, *lines: str) -> dict[str, Any]:
+    return {"kind": kind, "lines": list(lines)}
+
+
+def steps(harness: str, executable: str) -> list[dict[str, Any]]:
+    """The steps after the registration command, in the words both modes print: ``kind``
+    says what ``--apply`` does for it (``note``: nothing, it is for the person)."""
+    from .harness_edits import hook_command
+
+    hook = hook_command(executable, harness)
     if harness == "claude-code":
-        flags = [part for key, value in env for part in ("-e", f"{key}={value}")]
-        return {
-            "command": ["claude", "mcp", "add", "--scope", "user", SERVER, *flags, *launch],
-            "then": [
-                "claude mcp list  # shows venom-mem as Connected",
+        return [
+            _step(
+                "hook",
+                "add a SessionStart hook to ~/.claude/settings.json (memory in every session):",
+                f"  {hook}",
+            ),
+            _step("note", "claude mcp list  # shows venom-mem as Connected"),
+            _step(
+                "note",
                 "for claude -p in scripts: MCP_CONNECTION_NONBLOCKING=false makes it wait for "
                 "venom-mem's tools; --allowedTools mcp__venom-mem__memory_dadd,... lets it call "
                 "them",
-            ],
-        }
+            ),
+        ]
     if harness == "codex":
-        flags = [part for key, value in env for part in ("--env", f"{key}={value}")]
-        return {
-            "command": ["codex", "mcp", "add", SERVER, *flags, *launch],
-            "then": [
+        return [
+            _step(
+                "codex_keys",
                 f"add to the [mcp_servers.{SERVER}] table it wrote in ~/.codex/config.toml:",
                 "  required = true  # codex exec waits for venom-mem's tools before it starts",
                 '  default_tools_approval_mode = "approve"  # or "prompt" to confirm each call',
-                "codex mcp list  # shows venom-mem enabled",
-            ],
-        }
+            ),
+            _step(
+                "hook",
+                "add a SessionStart hook to ~/.codex/hooks.json (memory in every session; Codex "
+                "runs it once you trust it at its next start, or codex exec "
+                "--dangerously-bypass-hook-trust in a script):",
+                f"  {hook}",
+            ),
+            _step("note", "codex mcp list  # shows venom-mem enabled"),
+        ]
     if harness == "opencode":
-        flags = [part for key, value in env for part in ("--env", f"{key}={value}")]
-        return {
-            "command": ["opencode", "mcp", "add", SERVER, *flags, *launch],
-            "then": [
+        return [
+            _step(
+                "chmod",
                 "chmod 600 ~/.config/opencode/opencode.jsonc  # opencode writes it 0644, and "
                 "the token is in it",
-                "opencode mcp list  # shows venom-mem connected",
-            ],
-        }
+            ),
+            _step("note", "opencode mcp list  # shows venom-mem connected"),
+        ]
     raise VenomError.param("type", "harnesses", f"unknown harness {harness!r}")
+
+
+def registration(
+    harness: str, token: str, executable: str, environ: Mapping[str, str]
+) -> dict[str, Any]:
+    """What to run for ``harness``: ``command`` (argv), ``steps`` (what follows it, by
+    kind), and ``then`` (those steps' lines, as printed)."""
+    env = [("VENOM_MEM_TOKEN", token), *_location_env(environ)]
+    launch = ["--", executable, "mcp"]
+    flag = "-e" if harness == "claude-code" else "--env"
+    flags = [part for key, value in env for part in (flag, f"{key}={value}")]
+    if harness == "claude-code":
+        command = ["claude", "mcp", "add", "--scope", "user", SERVER, *flags, *launch]
+    elif harness in ("codex", "opencode"):
+        command = [harness, "mcp", "add", SERVER, *flags, *launch]
+    else:
+        raise VenomError.param("type", "harnesses", f"unknown harness {harness!r}")
+    after = steps(harness, executable)
+    return {
+        "command": command,
+        "steps": after,
+        "then": [line for step in after for line in step["lines"]],
+    }
 
 
 def _check_names_free(conn: Any, names: Sequence[str], *, replace: bool) -> None:
@@ -153,7 +189,8 @@ def render_setup(result: Mapping[str, Any]) -> str:
     """The human text: one block per harness, commands exactly as they are to be run."""
     lines = [
         "Each harness has its own client, so every memory records which harness wrote it.",
-        "Tokens are shown once. Run these yourself: venom-mem edits no harness file.",
+        "Tokens are shown once. Run these yourself (venom-mem edits no harness file), or run "
+        "the same command with --apply to have them done.",
         "Register in the harness's user config only, never in a project file that gets committed.",
     ]
     for entry in result["harnesses"]:

@@ -8,8 +8,6 @@ Standard library only at import: each runner imports what it needs when it runs.
 
 from __future__ import annotations
 
-import sys
-
 from venom_mem_core.lookup import find
 from venom_mem_core.manifest_types import Manifest, Param, Verb
 
@@ -81,16 +79,16 @@ def restart(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool
     return restart_daemon(environ)
 
 
-def setup(
-    params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool
-) -> dict[str, Any] | int:
-    from .harness_setup import render_setup, run_setup
+def setup(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
+    from .setup_run import run_setup_command
 
-    result = run_setup(params["harnesses"], replace=params["replace"], environ=environ)
-    if as_json:
-        return result
-    sys.stdout.write(render_setup(result))  # the commands exactly as they are to be run
-    return 0
+    return run_setup_command(params, environ, as_json)
+
+
+def session_hook(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
+    from .session_hook import run_session_hook
+
+    return run_session_hook(params["harness"], environ)
 
 
 def export(

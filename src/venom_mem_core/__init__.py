@@ -7,7 +7,7 @@ path can read the manifest without pulling in attrs.
 
 from __future__ import annotations
 
-import importlib
+from .exports import lazy_exports
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
@@ -39,9 +39,6 @@ if TYPE_CHECKING:
     from .usecases.app import App as App
     from .usecases.app import MemorySettings as MemorySettings
 
-if TYPE_CHECKING:
-    from typing import Any
-
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -62,8 +59,8 @@ _EXPORTS = {
     "MemorySettings": "usecases.app",
     "Principal": "records",
     "Provenance": "records",
-    "Registry": "registry",
     "ReadTx": "ports",
+    "Registry": "registry",
     "Resource": "grants",
     "Session": "records",
     "Store": "ports",
@@ -74,45 +71,5 @@ _EXPORTS = {
     "exit_code_for": "errors",
 }
 
-__all__ = [  # noqa: RUF022  # kept in step with _EXPORTS by tests/unit/test_public_api.py
-    "Access",
-    "App",
-    "Client",
-    "Clock",
-    "Embedder",
-    "EventSink",
-    "FixedClock",
-    "Grant",
-    "Hit",
-    "InMemoryStore",
-    "LocalClient",
-    "MANIFEST",
-    "Memory",
-    "MemoryFilter",
-    "MemorySettings",
-    "Principal",
-    "Provenance",
-    "ReadTx",
-    "Registry",
-    "Resource",
-    "Session",
-    "Store",
-    "SystemClock",
-    "VenomError",
-    "Version",
-    "WriteTx",
-    "exit_code_for",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605  # the names are written once, in _EXPORTS
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -184,7 +184,7 @@ def _leaf(
 _USED = MemorySettings()
 
 _STORE_URL_SCHEMES = ("postgresql", "postgres")
-# libpq's parameters that carry a password; store_url.public_url leaves them out too.
+# libpq's parameters that carry a password; config.public_url (adapters) leaves them out too.
 STORE_URL_SECRETS = frozenset({"password", "sslpassword"})
 _STORE_URL_FIX = (
     "keep the password out of config.zon: put it in ~/.pgpass (chmod 600), a service file"
@@ -428,7 +428,7 @@ class Config:
         What the command line reads to find or launch the daemon, without cattrs: neither
         section holds a leaf that needs structuring, so their records take the values as
         they are. The daemon loads the whole file when it starts, and a launched daemon's
-        refusal reaches the launching command as its error (launcher.py)."""
+        refusal reaches the launching command as its error (client/_launcher.py)."""
         try:
             top = _fields_of(data, "")
             return cls(

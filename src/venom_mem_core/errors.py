@@ -5,7 +5,7 @@ exit code (CONTRACT section 3)::
 
     VenomError
     ├── failed.*            exit 1   store, store_migration, audit, internal, socket,
-    │                                protocol
+    │                                protocol, harness
     ├── invalid_params.*    exit 2   missing, type, unknown, range, verb, frame, space, tag,
     │                                branch, query, relation, secret_content, client_right,
     │                                grant_scope, embeddings_url, config,
@@ -13,7 +13,7 @@ exit code (CONTRACT section 3)::
     │                                import_line, import_version
     ├── not_found.*         exit 3   memory, memory_revision, session, client, principal
     ├── denied.*            exit 4   read, write, admin, files, token, hello, startup_context,
-    │                                csrf
+    │                                csrf, config_in_repository
     ├── conflict.*          exit 5   memory_revision, memory_duplicate, client_exists,
     │                                store_locked
     ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,

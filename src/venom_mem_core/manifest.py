@@ -135,6 +135,8 @@ def _ex(params: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any],
 _G1 = {"principal": "g1", "label": "claude-code"}
 _G2 = {"principal": "g2", "label": "codex"}
 _T0 = "2026-11-09T10:00:00.000Z"
+# The harnesses setup knows, and whose session-start hook session.hook runs as.
+SETUP_HARNESSES = ("claude-code", "codex", "opencode")
 _T1 = "2026-11-09T10:05:00.000Z"
 _ZIG_TEXT = "venom-std pins Zig with .zigversion; check it before upgrading."
 _RW = [{"right": "read", "scope": "*"}, {"right": "write", "scope": "*"}]
@@ -798,6 +800,7 @@ SHARED_VERBS = (
             _f("source", "This daemon's source ID", STR),
         ),
         right=None,
+        handshake=True,
         examples=_ex(
             {"client": "venom-mem-cli"},
             {"principal": "unknown", "server": "venom-mem", "version": "0.1.0", "source": "a1b2c3"},
@@ -1054,14 +1057,14 @@ SHARED_VERBS = (
     ),
     Verb(
         "setup",
-        "Create a client for each harness named and print the exact command that registers "
-        "venom-mem with it (the owner, in a terminal of your own; edits no harness file).",
+        "Create a client for each harness named and print the exact steps that register "
+        "venom-mem with it (the owner, in a terminal of your own). Edits no harness file "
+        "unless --apply; --check reports, --remove undoes --apply.",
         params=(
             Param(
                 "harnesses",
-                "Harnesses to set up",
-                Type("array", items=Type("string", choices=("claude-code", "codex", "opencode"))),
-                required=True,
+                "Harnesses to set up (with --check: those found on PATH when none is named)",
+                Type("array", items=Type("string", choices=SETUP_HARNESSES)),
             ),
             Param(
                 "replace",
@@ -1069,6 +1072,28 @@ SHARED_VERBS = (
                 BOOL,
                 default=False,
             ),
+            # The three modes beside the printed one (docs/adr/0036).
+            Param(
+                "apply",
+                "Do the printed steps: run each harness's own command, edit its user config "
+                "only where it has none, with a timestamped backup of every file changed",
+                BOOL,
+                default=False,
+            ),
+            Param(
+                "check",
+                "Report, per harness: registered, which client, connected, context hook "
+                "(exit 0 only when every one is fully set up)",
+                BOOL,
+                default=False,
+            ),
+            Param(
+                "remove",
+                "Undo --apply: the registration, the keys and the hook (files as they were)",
+                BOOL,
+                default=False,
+            ),
+            Param("revoke", "With --remove: also remove the harness's client", BOOL, default=False),
         ),
         right="admin",
         local="setup",
@@ -1100,6 +1125,24 @@ SHARED_VERBS = (
                 ],
             },
         ),
+    ),
+    Verb(
+        "session.hook",
+        "Run as a harness's session-start hook (setup --apply installs it): record the "
+        "harness's session from the hook's JSON on stdin, then print the memory context of "
+        "the session's directory (as memory context --here). Prints nothing and exits 0 "
+        "when venom-mem refuses, so a session always starts.",
+        params=(
+            Param(
+                "harness",
+                "The harness running the hook",
+                Type("string", choices=SETUP_HARNESSES),
+                required=True,
+            ),
+        ),
+        right=None,
+        local="session_hook",
+        examples=_ex({"harness": "claude-code"}, {"session": "s1", "changed": True}),
     ),
     Verb(
         "serve",

@@ -234,7 +234,9 @@ class Verb(_Frozen):
       ``venom_mem_adapters.daemon.ops`` (``"doctor.doctor_verb"``);
     - ``local``: runs in the CLI's process, not on the daemon: a function of
       ``venom_mem_cli.local`` (``"serve"``);
-    - none of them: the connection's own handshake (``hello``).
+    - ``handshake``: the connection's own (``hello``), answered by the connection before
+      any dispatch, so no host looks for its function;
+    - none of them: a verb no host answers yet (a daemon refuses to start on one).
 
     ``audited``: the use case issues or revokes a token, so a daemon keeping an audit log
     refuses it when the log can't be written (docs/adr/0009). ``embeds``: the function (in
@@ -248,6 +250,7 @@ class Verb(_Frozen):
         "embeds",
         "errors",
         "examples",
+        "handshake",
         "local",
         "mcp",
         "name",
@@ -279,6 +282,7 @@ class Verb(_Frozen):
     audited: bool
     embeds: str | None
     mcp: bool
+    handshake: bool
 
     def __init__(
         self,
@@ -300,6 +304,7 @@ class Verb(_Frozen):
         audited: bool = False,
         embeds: str | None = None,
         mcp: bool | None = None,
+        handshake: bool = False,
     ) -> None:
         served = use_case is not None or op is not None
         if (use_case is not None) + (op is not None) + (local is not None) > 1:
@@ -308,8 +313,10 @@ class Verb(_Frozen):
             raise ValueError(f"verb {name}: only a use case is audited or embeds")
         if mcp and not served:
             raise ValueError(f"verb {name}: an MCP tool is a verb the daemon answers")
+        if handshake and (served or local is not None):
+            raise ValueError(f"verb {name}: the handshake runs on the connection, nowhere else")
         self._set(one_of=one_of, use_case=use_case, op=op, audited=audited, embeds=embeds)
-        self._set(mcp=served if mcp is None else mcp)
+        self._set(mcp=served if mcp is None else mcp, handshake=handshake)
         self._set(
             name=name,
             summary=summary,

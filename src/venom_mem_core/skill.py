@@ -19,9 +19,6 @@ __all__ = ["SKILL_NAME", "render_skill", "skill_verbs", "tool_name"]
 
 SKILL_NAME = "venom-mem"
 
-# The connection's own handshake: the CLI and the MCP adapter send it, an agent never does.
-_HIDDEN = frozenset({"hello"})
-
 _DESCRIPTION = (
     "Shared memory for agents: store facts, decisions and procedures that should outlive this "
     "session, and search what you and other agents stored before, across harnesses. Use it "
@@ -36,8 +33,9 @@ def tool_name(verb: str) -> str:
 
 
 def skill_verbs(manifest: Manifest = MANIFEST) -> list[Verb]:
-    """The verbs the skill lists: every verb an agent or a human can call."""
-    return [verb for verb in manifest.verbs if verb.name not in _HIDDEN]
+    """The verbs the skill lists: every verb an agent or a human can call (not the
+    connection's handshake: the CLI and the MCP adapter send it, an agent never does)."""
+    return [verb for verb in manifest.verbs if not verb.handshake]
 
 
 def _cli(verb: Verb, tool: str) -> str:

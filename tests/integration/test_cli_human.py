@@ -420,7 +420,7 @@ def test_a_launching_call_reads_the_config_without_cattrs(world: World) -> None:
         ".{ .daemon = .{ .startup_timeout_ms = 9000 }, .memory = .{ .max_versions = 7 } }\n"
     )
     loaded = _modules_loaded(world, "memory", "list", "--json")
-    assert "venom_mem_adapters.launcher" in loaded  # this call did launch the daemon
+    assert "venom_mem_adapters.client._launcher" in loaded  # this call did launch the daemon
     assert not {name for name in loaded if name.split(".")[0] == "cattrs"}
     assert world.ok("config", "get", "--key", "memory.max_versions")["value"] == 7
 

@@ -26,7 +26,7 @@ import anyio.from_thread
 import apsw
 import attrs
 
-from venom_mem_adapters.config_file import load_config
+from venom_mem_adapters.config import load_config
 from venom_mem_adapters.daemon.context import DaemonPaths
 from venom_mem_adapters.daemon.server import Daemon
 from venom_mem_adapters.sqlite import SqliteStore, StoreLock, open_connection

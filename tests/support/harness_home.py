@@ -100,7 +100,8 @@ def as_written(entry: Mapping[str, Any], binary: str) -> list[str]:
 
 def codex_settings(entry: Mapping[str, Any]) -> list[str]:
     """The TOML lines the printed steps say to add to Codex's ``[mcp_servers.venom-mem]``."""
-    return [line.strip().split("  #")[0] for line in entry["then"] if line.startswith("  ")]
+    [keys] = [step for step in entry["steps"] if step["kind"] == "codex_keys"]
+    return [line.strip().split("  #")[0] for line in keys["lines"] if line.startswith("  ")]
 
 
 def plain(result: subprocess.CompletedProcess[str]) -> str:

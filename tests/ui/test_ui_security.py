@@ -233,12 +233,16 @@ def test_forged_posts_of_a_read_only_principal_get_the_daemons_denied(
         f"/memory/{pin}/purge": "denied.admin",
         "/clients/codex/remove": "denied.admin",
         "/grants/g2/revoke": "denied.admin",
+        f"/memory/{pin}/edit": "denied.write",
+        "/memories/add": "denied.write",
+        "/space/describe": "denied.write",
     }
     assert set(expected) == set(_post_paths(seeded))
     with reader_ui.client() as client:
         csrf = reader_ui.csrf(client)
         for path, code in expected.items():
-            form = {"csrf": csrf, "revision": "2", "to": "1", "confirm": pin}
+            form = {"csrf": csrf, "revision": "2", "to": "1", "confirm": pin, "space": "user",
+                    "content": "forged", "description": "forged"}  # fmt: skip
             reply = client.post(path, data=form)
             assert reply.status_code == 403, (path, reply.text)
             assert code in reply.text, path

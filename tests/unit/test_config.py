@@ -11,8 +11,8 @@ from typing import Any
 import attrs
 import pytest
 
-from venom_mem_adapters import zon
-from venom_mem_adapters.config_file import (
+from venom_mem_adapters.config import _zon as zon
+from venom_mem_adapters.config._file import (
     default_config_path,
     load_config,
     load_launch_config,
@@ -267,7 +267,7 @@ def test_the_launch_view_does_not_load_cattrs_and_the_full_load_does(tmp_path: P
 
     path = write(tmp_path, '.{ .daemon = .{ .startup = "explicit" }, .grants = .{} }\n')
     probe = (
-        "import sys; from pathlib import Path; from venom_mem_adapters import config_file as c; "
+        "import sys; from pathlib import Path; from venom_mem_adapters.config import _file as c; "
         f"c.load_launch_config(Path({str(path)!r})); print('cattrs' in sys.modules); "
         f"c.load_config(Path({str(path)!r})); print('cattrs' in sys.modules)"
     )

@@ -150,6 +150,26 @@ def test_database_drivers_are_imported_only_by_their_backend() -> None:
     assert drivers_seen == DRIVERS.keys()  # the walk does find them where they belong
 
 
+def private_imports(arrows: Mapping[str, set[str]]) -> list[str]:
+    """Arrows into a ``_``-prefixed module from outside its package (docs/adr/0037: a
+    package's ``__init__`` is its surface; its ``_`` modules are its own business)."""
+    return sorted(
+        f"{module} imports {target}"
+        for module, targets in arrows.items()
+        for target in targets
+        if (package := target.rpartition(".")[0])
+        and target.rpartition(".")[2].startswith("_")
+        and not (module == package or module.startswith(package + "."))
+    )
+
+
+def test_private_modules_are_imported_only_inside_their_package() -> None:
+    arrows, _ = import_graph(SRC)
+    wrong = private_imports(arrows)
+    assert not wrong, "a package's private module imported from outside it:\n" + "\n".join(wrong)
+    assert any(t.endswith("._client") for t in arrows["venom_mem_adapters.client"])
+
+
 # -- the checker itself, on trees made to fail -----------------------------------------------
 
 
@@ -213,6 +233,22 @@ def test_the_checker_finds_a_driver_imported_lazily_outside_its_package(tmp_path
     )
     _, outside = import_graph(root)
     assert ("venom_mem_adapters.daemon", 2, "apsw.ext") in outside
+
+
+def test_the_checker_finds_a_private_module_imported_from_outside(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from ._a import A as A\n",
+            "pkg/_a.py": "from ._b import B\n",
+            "pkg/_b.py": "",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/c.py": "from .. import _a\n",
+            "other.py": "from pkg import A\nfrom pkg._b import B\n",
+        },
+    )
+    arrows, _ = import_graph(root)
+    assert private_imports(arrows) == ["other imports pkg._b"]
 
 
 # -- what a daemon loads -----------------------------------------------------------------------

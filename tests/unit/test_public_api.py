@@ -1,6 +1,7 @@
 """``venom_mem_core``'s public names, and that importing it stays light (pure domain, no I/O).
 
-In the manner of httpx's tests/test_exported_members.py.
+In the manner of httpx's tests/test_exported_members.py; the table, ``__all__`` and the typed
+imports of every lazily exporting package are held together in test_package_exports.py.
 """
 
 from __future__ import annotations
@@ -34,11 +35,6 @@ HEAVY = (
 )
 
 
-def test_all_is_sorted_and_unique() -> None:
-    assert venom_mem_core.__all__ == sorted(set(venom_mem_core.__all__))
-    assert dir(venom_mem_core) == venom_mem_core.__all__
-
-
 @pytest.mark.parametrize("name", venom_mem_core.__all__)
 def test_every_exported_name_resolves(name: str) -> None:
     value = getattr(venom_mem_core, name)
@@ -47,11 +43,6 @@ def test_every_exported_name_resolves(name: str) -> None:
     else:
         assert value.__name__ == name
         assert value.__module__.startswith("venom_mem_core.")
-
-
-def test_unknown_name_is_an_attribute_error() -> None:
-    with pytest.raises(AttributeError):
-        _ = venom_mem_core.NoSuchThing
 
 
 def _modules_after(code: str) -> list[str]:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from venom_mem_adapters.daemon_record import read_record, remove_record, write_record
-from venom_mem_adapters.runtime_paths import runtime_dir, socket_path
-from venom_mem_adapters.socket_trust import check_peer, check_socket_dir
+from venom_mem_adapters.client._daemon_record import read_record, remove_record, write_record
+from venom_mem_adapters.client._runtime_paths import runtime_dir, socket_path
+from venom_mem_adapters.client._socket_trust import check_peer, check_socket_dir
 from venom_mem_core.errors import VenomError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from venom_mem_adapters.config_file import load_config
+from venom_mem_adapters.config import load_config
 from venom_mem_adapters.daemon.ops.doctor_search import search_check
 from venom_mem_core.config import Config
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from venom_mem_adapters.runtime_paths import default_store_path
-from venom_mem_adapters.store_url import check_url, public_url, url_key
+from venom_mem_adapters.client import default_store_path
+from venom_mem_adapters.config import check_url, public_url, url_key
 from venom_mem_core.errors import VenomError
 
 
@@ -83,7 +83,7 @@ def test_the_json_path_does_not_import_psycopg(tmp_path: Path) -> None:
 
 def test_the_setup_guide_config_loads(tmp_path: Path) -> None:
     """docs/team-store.md's config.zon block is a valid config naming a PostgreSQL store."""
-    from venom_mem_adapters.config_file import load_config
+    from venom_mem_adapters.config import load_config
 
     guide = (Path(__file__).parents[2] / "docs" / "team-store.md").read_text()
     block = guide.split("```zig\n", 1)[1].split("```", 1)[0]

@@ -96,6 +96,8 @@ def test_a_missing_switch_is_refused_naming_its_verb() -> None:
         ({"local": "e", "embeds": "a.b"}, "only a use case is audited or embeds"),
         ({"local": "e", "mcp": True}, "an MCP tool is a verb the daemon answers"),
         ({"mcp": True}, "an MCP tool is a verb the daemon answers"),
+        ({"handshake": True, "op": "a.b"}, "the handshake runs on the connection"),
+        ({"handshake": True, "local": "e"}, "the handshake runs on the connection"),
     ],
 )
 def test_a_verb_that_runs_in_two_places_or_offers_what_nothing_answers_is_refused(
@@ -111,3 +113,30 @@ def test_an_mcp_tool_by_default_is_a_verb_the_daemon_answers() -> None:
     assert not Verb("p.c", "x", op="a.b", mcp=False).mcp
     assert not Verb("p.d", "x", local="e").mcp
     assert not Verb("hello", "x").mcp
+
+
+def test_the_handshake_is_the_manifests_word_and_a_verb_no_host_answers_stops_the_daemon(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The daemon, the CLI's command tree and the skill leave out the verb the manifest
+    marks as the connection's handshake, not a name they know; a verb with no place that is
+    not the handshake stops the daemon at start, naming it."""
+    from venom_mem_adapters.daemon import server
+    from venom_mem_cli.app import build_cli
+    from venom_mem_core.skill import skill_verbs
+
+    assert [verb.name for verb in MANIFEST.verbs if verb.handshake] == ["hello"]
+    core, ops = use_cases(), handlers()
+
+    class _Ops:
+        handlers = ops
+
+    server._check_served(core, _Ops())  # type: ignore[arg-type]  # hello needs no function
+    assert "hello" not in build_cli().commands
+    assert "hello" not in {verb.name for verb in skill_verbs()}
+    greeting = Verb("greet", "A second handshake", right=None, handshake=True)
+    monkeypatch.setattr(server, "MANIFEST", _with(greeting))
+    server._check_served(core, _Ops())  # type: ignore[arg-type]
+    monkeypatch.setattr(server, "MANIFEST", _with(Verb("probe.nowhere", "Answered by nothing")))
+    with pytest.raises(VenomError, match=r"verb probe\.nowhere is answered by nothing"):
+        server._check_served(core, _Ops())  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from venom_mem_adapters import zon
+from venom_mem_adapters.config import _zon as zon
 from venom_mem_core.errors import VenomError
 
 SECTION_5_EXAMPLE = """\

@@ -25,7 +25,7 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.records import Principal
 from venom_mem_core.usecases import principals
 
-from ..wire import MAX_FRAME, decode_frame, encode_frame
+from ..client import MAX_FRAME, decode_frame, encode_frame
 from .flow import ByteBudget, FrameReader, FrameTooLong
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from typing import Literal
 import anyio
 import anyio.abc
 
-from ..wire import MAX_FRAME
+from ..client import MAX_FRAME
 
 __all__ = ["ByteBudget", "FairGate", "FrameReader", "FrameTooLong", "HeapTrimmer"]
 

@@ -124,10 +124,10 @@ class DiskFull:
 
 def _check_served(core: Mapping[str, UseCase], ops: Ops) -> None:
     """Refuse to serve a manifest whose daemon verbs aren't all answered here: each has its
-    use case or its op (``hello`` is the connection's own)."""
+    use case or its op (the handshake, ``Verb.handshake``, is the connection's own)."""
     for verb in MANIFEST.verbs:
         answered = verb.name in core or verb.name in ops.handlers
-        if not answered and verb.local is None and verb.name != "hello":
+        if not answered and verb.local is None and not verb.handshake:
             raise VenomError(
                 "failed.internal",
                 f"verb {verb.name} is answered by nothing in this daemon: the manifest "

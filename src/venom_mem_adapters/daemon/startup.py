@@ -19,8 +19,7 @@ from pathlib import Path
 
 from venom_mem_core.errors import VenomError
 
-from ..runtime_paths import ensure_private_dir
-from ..socket_trust import check_socket_dir
+from ..client import check_socket_dir, ensure_private_dir
 from ..sqlite.paths import ensure_private_dir as ensure_store_dir
 
 __all__ = ["claimed_socket"]

@@ -3,7 +3,7 @@
 A store that can serve embeddings has ``vector_rows()`` (:class:`HasVectorRows`), which gives
 a :class:`VectorRowStore`: ``read()`` opens one snapshot and ``write()`` one write
 transaction, each yielding the statements of ``memory_vectors`` bound to it. Both SQL stores
-give one class, ``sql_vectors.SqlVectorRows``, over their own statements (``sqlite/vectors.py``
+give one class, ``sql.SqlVectorRows``, over their own statements (``sqlite/vectors.py``
 on apsw, ``postgres/vectors.py`` on psycopg); the service (service.py) is one code path over
 either.
 

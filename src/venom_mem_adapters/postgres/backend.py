@@ -23,7 +23,7 @@ __all__ = ["PostgresBackend"]
 
 class PostgresBackend:
     """The database ``url`` names; ``anchor`` is this machine's path for its lock, record and
-    fallback socket (runtime_paths.default_store_path)."""
+    fallback socket (client.default_store_path)."""
 
     name = "postgres"
     shared = True

@@ -1,4 +1,4 @@
-"""The SQL predicates (:mod:`venom_mem_adapters.sql_filters`) in PostgreSQL's dialect:
+"""The SQL predicates (:mod:`venom_mem_adapters.sql`) in PostgreSQL's dialect:
 ``%s`` placeholders, ``TRUE``/``FALSE``, sets as one array binding (``= ANY(%s)``)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..sql_filters import Dialect, Predicate, SqlFilters
+from ..sql import Dialect, Predicate, SqlFilters
 
 __all__ = ["FILTERS", "Predicate"]
 

@@ -42,8 +42,8 @@ from typing import Any, Protocol
 
 import psycopg
 
+from ..config import url_key
 from ..retrying import Retrying
-from ..store_url import url_key
 from .connection import AnsweringConnection
 from .store import conninfo
 

@@ -46,8 +46,8 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import ERASE_PENDING, ConcurrentWrites, SharedPrincipals, Store
 
 from ..commit_order import CommitOrder
-from ..sql_store import SqlStore
-from ..store_url import check_url, public_url
+from ..config import check_url, public_url
+from ..sql import SqlStore
 from . import errors
 from .connection import ANSWER_WITHIN_S, AnsweringConnection
 from .errors import is_lost_connection, translated, unreachable
@@ -55,7 +55,7 @@ from .migrations import DEFAULT_MIGRATIONS, Migration, migrate
 from .tx import PgReadTx, PgWriteTx
 
 if TYPE_CHECKING:
-    from ..sql_vectors import SqlVectorRows
+    from ..sql import SqlVectorRows
 
 __all__ = ["PostgresStore"]
 
@@ -87,6 +87,10 @@ OUTAGE_BORROW_WAIT_S = 1.0
 # The pool gives up a reconnection after this and starts again at the next borrow, so
 # its backoff (1 s, doubling) never grows past about a second.
 RECONNECT_WINDOW_S = 2.0
+# A failure this soon after the store answered again is the same outage going on (the
+# other writers' connections from before it fail one by one as they are borrowed): it is
+# not logged again, and doctor's "since" stays the outage's first.
+SAME_OUTAGE_S = 3.0
 # How long a COMMIT whose reply was lost may take to settle (the server must be back).
 SETTLE_WITHIN_S = 10.0
 # A purge's VACUUM may run long: no statement_timeout, and a wait of its own.
@@ -178,6 +182,7 @@ class PostgresStore(SqlStore):
         self._closed = False
         self._outage_lock = threading.Lock()
         self.outage: Outage | None = None  # doctor's store.reachable
+        self._ended: tuple[Outage, float] | None = None  # the last outage, when it ended
 
     @classmethod
     def open(
@@ -231,11 +236,15 @@ class PostgresStore(SqlStore):
     # -- outages --------------------------------------------------------------------------
 
     def _lost(self, error: VenomError) -> None:
-        """Note an outage on its first ``unavailable.store``, and log it once."""
+        """Note an outage on its first ``unavailable.store``, and log it once (a failure
+        within SAME_OUTAGE_S of its end takes the last outage up again, silently)."""
         if error.code != "unavailable.store":
             return
         with self._outage_lock:
             if self.outage is not None:
+                return
+            if self._ended is not None and time.monotonic() - self._ended[1] < SAME_OUTAGE_S:
+                self.outage = self._ended[0]
                 return
             now = datetime.datetime.now(datetime.UTC)
             self.outage = Outage(
@@ -251,6 +260,8 @@ class PostgresStore(SqlStore):
             return
         with self._outage_lock:
             outage, self.outage = self.outage, None
+            if outage is not None:
+                self._ended = (outage, time.monotonic())
         if outage is not None:
             log.warning(
                 "the store %s answers again after %.1f s", self.url, time.monotonic() - outage.began
@@ -452,7 +463,7 @@ class PostgresStore(SqlStore):
 
     def vector_rows(self) -> SqlVectorRows[PgReadTx]:
         """``memory_vectors`` for the embedding service (embeddings/vector_rows.py)."""
-        from ..sql_vectors import SqlVectorRows  # numpy: only when embeddings are on
+        from ..sql import SqlVectorRows  # numpy: only when embeddings are on
         from .vectors import PgVectors
 
         return SqlVectorRows(self, lambda tx: PgVectors(tx.connection))

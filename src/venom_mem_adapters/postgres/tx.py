@@ -1,7 +1,7 @@
 """The ReadTx and WriteTx ports over one psycopg connection inside an open transaction.
 
 The store opens and ends the transaction (store.py); these classes only run statements. The
-queries both SQL stores share are written once (``venom_mem_adapters/sql_tx.py``); this
+queries both SQL stores share are written once (``venom_mem_adapters/sql/_tx.py``); this
 module supplies PostgreSQL's doors (:meth:`PgReadTx._rows`, :meth:`PgReadTx._run`, which
 fetch eagerly inside :func:`translated`, and :meth:`PgReadTx._send`, pipelined), the
 ranking and snippets of fts.py, the postings a write keeps, and the locks.
@@ -36,8 +36,17 @@ from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.records import Memory, Session
 from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
-from ..sql_rows import MEMORY_COLUMNS, memory_from_row, memory_values
-from ..sql_tx import MEMORY, Row, SqlReadTx, SqlWriteTx, assignments, only_live
+from ..sql import (
+    MEMORY,
+    MEMORY_COLUMNS,
+    Row,
+    SqlReadTx,
+    SqlWriteTx,
+    assignments,
+    memory_from_row,
+    memory_values,
+    only_live,
+)
 from . import fts
 from .errors import translated
 from .filters import FILTERS, Predicate

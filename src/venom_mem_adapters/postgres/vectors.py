@@ -1,6 +1,6 @@
-"""The ``memory_vectors`` table on PostgreSQL: the statements of ``sql_vectors.py`` on a
+"""The ``memory_vectors`` table on PostgreSQL: the statements of ``sql/_vectors.py`` on a
 psycopg connection, which the store (store.py) binds to its transactions through
-:class:`~venom_mem_adapters.sql_vectors.SqlVectorRows`.
+:class:`~venom_mem_adapters.sql.SqlVectorRows`.
 
 The encoding is the SQLite store's: little-endian float32 unit vectors in ``bytea``, with the
 model's name; ``memories_vector_stale`` (schema.py) deletes a vector when its memory's title
@@ -25,8 +25,7 @@ from typing import Any
 
 import psycopg
 
-from ..sql_tx import Row
-from ..sql_vectors import LOAD_COLUMNS, SqlVectors
+from ..sql import LOAD_COLUMNS, Row, SqlVectors
 
 __all__ = ["PgVectors"]
 

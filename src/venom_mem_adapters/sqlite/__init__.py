@@ -3,7 +3,7 @@
 Modules, one job each: ``paths`` (locations and permission checks), ``lock`` (the store
 lock), ``connection`` (opening and configuring connections), ``schema`` (schema 1),
 ``migrations`` (the ladder), ``errors`` (apsw errors to VenomError), ``filters``
-(predicates to SQL; rows are the shared ``sql_rows``), ``match`` (FTS5 query text),
+(predicates to SQL; rows are the shared ``venom_mem_adapters.sql``), ``match`` (FTS5 query text),
 ``fts_index`` and ``bm25`` (ranking over the readable rows), ``tx`` (the ReadTx/WriteTx
 ports), ``store`` (the Store port), ``vectors`` (the embedding service's statements),
 ``doctor`` (its doctor checks) and ``backend`` (the StoreBackend the daemon is given).
@@ -11,8 +11,9 @@ ports), ``store`` (the Store port), ``vectors`` (the embedding service's stateme
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from venom_mem_core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from .connection import open_connection as open_connection
@@ -21,15 +22,6 @@ if TYPE_CHECKING:
     from .migrations import Migration as Migration
     from .paths import default_store_path as default_store_path
     from .store import SqliteStore as SqliteStore
-
-__all__ = [
-    "DEFAULT_MIGRATIONS",
-    "Migration",
-    "SqliteStore",
-    "StoreLock",
-    "default_store_path",
-    "open_connection",
-]
 
 # Imported when first used (PEP 562): the store lock and the path checks, which a daemon of
 # any store takes, must not load apsw with them.
@@ -42,15 +34,5 @@ _EXPORTS = {
     "open_connection": "connection",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605  # the names are written once, in _EXPORTS
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

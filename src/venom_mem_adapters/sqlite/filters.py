@@ -1,4 +1,4 @@
-"""The SQL predicates (:mod:`venom_mem_adapters.sql_filters`) in SQLite's dialect: ``?``
+"""The SQL predicates (:mod:`venom_mem_adapters.sql`) in SQLite's dialect: ``?``
 placeholders, ``1``/``0``, sets as one JSON array binding read with ``json_each``."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..sql_filters import Dialect, Predicate, SqlFilters
+from ..sql import Dialect, Predicate, SqlFilters
 
 __all__ = ["FILTERS", "Predicate"]
 

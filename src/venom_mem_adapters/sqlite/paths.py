@@ -47,7 +47,7 @@ def default_store_path(environ: Mapping[str, str], configured: str | None = None
                 "config", "store.path", f"store.path must be an absolute path, got {configured!r}"
             )
         return Path(configured)
-    from venom_mem_adapters.runtime_paths import default_store_path as location
+    from venom_mem_adapters.client import default_store_path as location
 
     return Path(location(environ))
 

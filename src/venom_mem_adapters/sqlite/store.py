@@ -26,7 +26,7 @@ import apsw
 from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import ERASE_PENDING, Store
 
-from ..sql_store import SqlStore
+from ..sql import SqlStore
 from . import bm25
 from .connection import open_connection, transaction
 from .errors import is_disk_full, translated
@@ -40,7 +40,7 @@ from .paths import (
 from .tx import SqliteReadTx, SqliteWriteTx
 
 if TYPE_CHECKING:
-    from ..sql_vectors import SqlVectorRows
+    from ..sql import SqlVectorRows
 
 __all__ = ["SqliteStore"]
 
@@ -185,7 +185,7 @@ class SqliteStore(SqlStore):
 
     def vector_rows(self) -> SqlVectorRows[SqliteReadTx]:
         """``memory_vectors`` for the embedding service (embeddings/vector_rows.py)."""
-        from ..sql_vectors import SqlVectorRows  # numpy: only when embeddings are on
+        from ..sql import SqlVectorRows  # numpy: only when embeddings are on
         from .vectors import SqliteVectors
 
         return SqlVectorRows(self, lambda tx: SqliteVectors(tx.connection))

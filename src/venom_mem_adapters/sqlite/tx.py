@@ -1,7 +1,7 @@
 """The ReadTx and WriteTx ports over one apsw connection inside an open transaction.
 
 The store opens and ends the transaction (store.py); these classes only run statements. The
-queries both SQL stores share are written once (``venom_mem_adapters/sql_tx.py``); this
+queries both SQL stores share are written once (``venom_mem_adapters/sql/_tx.py``); this
 module supplies SQLite's doors, :meth:`SqliteReadTx._rows` and :meth:`SqliteReadTx._run`,
 which fetch eagerly inside :func:`translated` so no apsw exception and no half-read cursor
 escapes a method, and what only FTS5 does: ranking and snippets. The FTS5 index follows
@@ -22,12 +22,13 @@ from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.records import Memory
 from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
-from ..sql_rows import MEMORY_COLUMNS, memory_values
-from ..sql_tx import (
+from ..sql import (
+    MEMORY_COLUMNS,
     Row,
     SqlReadTx,
     SqlWriteTx,
     assignments,
+    memory_values,
     narrows,
     only_live,
     placeholders,

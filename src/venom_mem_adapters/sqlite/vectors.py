@@ -1,6 +1,6 @@
-"""The ``memory_vectors`` statements (sql_vectors.py) on an apsw connection; the store
+"""The ``memory_vectors`` statements (sql/_vectors.py) on an apsw connection; the store
 (store.py) binds them to its reader snapshots and its one writer's transactions through
-:class:`~venom_mem_adapters.sql_vectors.SqlVectorRows`.
+:class:`~venom_mem_adapters.sql.SqlVectorRows`.
 
 Every statement runs inside whatever transaction its caller opened (the writer's IMMEDIATE
 transaction for changes, a reader's snapshot for queries) and translates apsw errors like
@@ -15,8 +15,7 @@ from typing import Any
 
 import apsw
 
-from ..sql_tx import Row
-from ..sql_vectors import LOAD_COLUMNS, SqlVectors
+from ..sql import LOAD_COLUMNS, Row, SqlVectors
 from .errors import translated
 
 __all__ = ["SqliteVectors"]

@@ -9,7 +9,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from . import pages_activity, pages_memory, pages_store
+from . import pages_activity, pages_edit, pages_memory, pages_store
 from .daemon import DaemonPool
 from .guard import Guard, Secret
 from .views import templates
@@ -23,6 +23,7 @@ def routes() -> list[BaseRoute]:
     return [
         *pages_store.ROUTES,
         *pages_memory.ROUTES,
+        *pages_edit.ROUTES,
         *pages_activity.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]

@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from venom_mem_core.errors import VenomError
+from venom_mem_core.grammar import IMPORTANCES, KINDS
 
 from .diff import diff_revisions
 from .views import call, form_route, page, redirect, view_route
@@ -61,7 +62,23 @@ async def memory_page(request: Request) -> Response:
         versions=versions,
         diff=diff,
         done=request.query_params.get("done", ""),
+        form_values=_form_values(memory),
+        open_edit=request.query_params.get("edit") == "1",
+        kinds=KINDS,
+        importances=IMPORTANCES,
     )
+
+
+def _form_values(memory: Any) -> dict[str, Any]:
+    """The edit form, filled in with the revision shown."""
+    return {
+        "title": memory.get("title", ""),
+        "content": memory.get("content", ""),
+        "tags": ", ".join(memory.get("tags", [])),
+        "branches": ", ".join(memory.get("branches", [])),
+        "kind": memory.get("kind", "note"),
+        "importance": memory.get("importance", "normal"),
+    }
 
 
 async def diff_page(request: Request) -> Response:

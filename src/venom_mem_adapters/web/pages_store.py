@@ -12,7 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from venom_mem_core.errors import VenomError
-from venom_mem_core.grammar import KINDS
+from venom_mem_core.grammar import IMPORTANCES, KINDS
 
 from .chart import count_writes, writes_chart
 from .views import call, form_route, page, redirect, rights, view_route
@@ -115,7 +115,20 @@ async def memories_page(request: Request) -> Response:
     if q.get("after"):
         params["after"] = q["after"]
     reply = await call(request, "memory.list", params)
-    return page(request, "memories.html", reply=reply, form=q)
+    space = q.get("space", "")
+    listed = (await call(request, "space.list"))["spaces"] if space else []
+    return page(
+        request,
+        "memories.html",
+        reply=reply,
+        form=q,
+        space=space,
+        space_info=next((s for s in listed if s.get("space") == space), None),
+        may_write=rights(request).may_write_space(space),
+        kinds=KINDS,
+        importances=IMPORTANCES,
+        done=q.get("done", ""),
+    )
 
 
 async def sessions_page(request: Request) -> Response:

@@ -55,3 +55,8 @@ class Rights:
             return False
         resource = Resource.of_memory(number, str(memory.get("space", "")), owner)
         return holds(self.principal, "write", resource)
+
+    def may_write_space(self, space: str) -> bool:
+        """Whether a memory may be added to ``space`` and its description set (both are
+        ``write`` on the space)."""
+        return bool(space) and holds(self.principal, "write", Resource.of_space(space))

@@ -22,7 +22,7 @@ from venom_mem_core.config import Config, restart_required
 from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Resource, check
 
-from ...config_file import load_config, parse_value_text, write_config_value
+from ...config import load_config, parse_value_text, write_config_value
 from ..context import DaemonContext, Request
 
 __all__ = ["apply_config", "config_get", "config_reload", "config_set"]

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .embeddings.vector_rows import (
+from ..embeddings.vector_rows import (
     EMBEDDING_DTYPE,
     MemoryFacets,
     PendingText,
@@ -35,7 +35,7 @@ from .embeddings.vector_rows import (
     decode_vector,
     encode_vector,
 )
-from .sql_tx import PENDING, Row
+from ._tx import PENDING, Row
 
 __all__ = ["LOAD_COLUMNS", "SqlVectorRows", "SqlVectors", "Transactions"]
 

@@ -17,8 +17,8 @@ from typing import Any
 from venom_mem_core.config import Config
 from venom_mem_core.errors import VenomError
 
-from . import zon
-from .private_files import write_private_file
+from ..private_files import write_private_file
+from . import _zon as zon
 
 __all__ = [
     "default_config_path",

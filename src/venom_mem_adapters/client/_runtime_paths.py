@@ -43,7 +43,7 @@ def default_store_path(environ: Mapping[str, str], configured: str = "", url: st
     if configured:
         return configured
     if url:
-        from .store_url import url_key
+        from ..config import url_key
 
         store_dir = os.path.dirname(default_store_path(environ))
         return os.path.join(store_dir, f"postgres-{url_key(url)}", "store")
@@ -124,7 +124,7 @@ def ensure_private_dir(path: str | os.PathLike[str]) -> None:
     us with no group or world bits; anything else is ``failed.store`` naming the path."""
     from pathlib import Path  # the daemon's side: the client path stays free of pathlib
 
-    from .private_files import make_private_dirs
+    from ..private_files import make_private_dirs
 
     try:
         make_private_dirs(Path(path))

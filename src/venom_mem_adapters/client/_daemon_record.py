@@ -30,7 +30,7 @@ def write_record(store_path: str, *, socket: str, pid: int, source: str) -> None
     """Replace the record atomically, 0600 (private_files.py); raises OSError."""
     from pathlib import Path  # the daemon writes it; the client only reads, without pathlib
 
-    from .private_files import write_private_file
+    from ..private_files import write_private_file
 
     text = json.dumps({"socket": socket, "pid": pid, "source": source}) + "\n"
     write_private_file(Path(record_path(store_path)), text)

@@ -8,8 +8,8 @@ from contextlib import AbstractContextManager
 
 from venom_mem_core.ports import ERASE_PENDING
 
-from .closing import ClosesOnExit
-from .sql_tx import SqlReadTx
+from ..closing import ClosesOnExit
+from ._tx import SqlReadTx
 
 __all__ = ["SqlStore"]
 

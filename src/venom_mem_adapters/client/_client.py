@@ -31,11 +31,11 @@ from collections.abc import Mapping
 from venom_mem_core.errors import VenomError
 from venom_mem_core.token_text import OWNER_TOKEN
 
-from . import socket_trust
-from .closing import ClosesOnExit
-from .daemon_record import read_record
-from .runtime_paths import default_store_path, socket_path
-from .wire import MAX_FRAME, decode_frame, encode_frame
+from ..closing import ClosesOnExit
+from . import _socket_trust as socket_trust
+from ._daemon_record import read_record
+from ._runtime_paths import default_store_path, socket_path
+from ._wire import MAX_FRAME, decode_frame, encode_frame
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
@@ -43,7 +43,14 @@ if TYPE_CHECKING:
 
     from venom_mem_core.config import Config
 
-__all__ = ["Connection", "DaemonLocator", "connect", "reply_budget_s"]
+__all__ = [
+    "Connection",
+    "DaemonLocator",
+    "check_startup_context",
+    "connect",
+    "reply_budget_s",
+    "startup_settings",
+]
 
 _NOT_RUNNING = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR)
 # A daemon that is stopping may have accepted a connection it will never answer: hello
@@ -224,7 +231,7 @@ class DaemonLocator:
         """The config's ``store`` and ``daemon`` sections (the others at their defaults):
         the daemon reads the whole file itself."""
         if self._config is None:
-            from .config_file import default_config_path, load_launch_config
+            from ..config import default_config_path, load_launch_config
 
             self._config = load_launch_config(default_config_path(self.environ))
         return self._config
@@ -389,7 +396,7 @@ def _find(
 
 
 def _start_and_connect(locator: DaemonLocator, path: str) -> tuple[str, tuple[socket.socket, int]]:
-    from .launcher import launch
+    from ._launcher import launch
 
     startup, timeout_s = startup_settings(locator.config())
     if startup == "explicit":

@@ -27,8 +27,8 @@ from venom_mem_core.ports import MemoryFilter, SessionFilter, SpaceSummary, Stor
 from venom_mem_core.records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
 from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
-from .sql_filters import Predicate, SqlFilters
-from .sql_rows import (
+from ._filters import Predicate, SqlFilters
+from ._rows import (
     CLIENT_COLUMNS,
     MEMORY_COLUMNS,
     SESSION_COLUMNS,

@@ -1,0 +1,54 @@
+"""The client side of the wire, and what both sides agree on to meet.
+
+Modules, private to the package: ``_client`` (a trusted connection to the daemon, found or
+launched), ``_launcher`` (starting a daemon on demand), ``_runtime_paths`` (where the socket
+and the store are), ``_daemon_record`` (the record the daemon leaves beside its store),
+``_socket_trust`` (the checks before ``hello``) and ``_wire`` (the framing). The daemon
+imports the rendezvous names (socket path, record, trust, framing) from here too.
+
+Each name is imported when first used: the CLI's ``--json`` path loads only what
+``connect`` needs, with no pathlib, typing or subprocess (docs/adr/0006).
+"""
+
+from __future__ import annotations
+
+from venom_mem_core.exports import lazy_exports
+
+TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from ._client import Connection as Connection
+    from ._client import DaemonLocator as DaemonLocator
+    from ._client import check_startup_context as check_startup_context
+    from ._client import connect as connect
+    from ._client import reply_budget_s as reply_budget_s
+    from ._client import startup_settings as startup_settings
+    from ._daemon_record import remove_record as remove_record
+    from ._daemon_record import write_record as write_record
+    from ._runtime_paths import default_store_path as default_store_path
+    from ._runtime_paths import ensure_private_dir as ensure_private_dir
+    from ._runtime_paths import socket_path as socket_path
+    from ._socket_trust import check_socket_dir as check_socket_dir
+    from ._wire import MAX_FRAME as MAX_FRAME
+    from ._wire import decode_frame as decode_frame
+    from ._wire import encode_frame as encode_frame
+
+_EXPORTS = {
+    "Connection": "_client",
+    "DaemonLocator": "_client",
+    "MAX_FRAME": "_wire",
+    "check_socket_dir": "_socket_trust",
+    "check_startup_context": "_client",
+    "connect": "_client",
+    "decode_frame": "_wire",
+    "default_store_path": "_runtime_paths",
+    "encode_frame": "_wire",
+    "ensure_private_dir": "_runtime_paths",
+    "remove_record": "_daemon_record",
+    "reply_budget_s": "_client",
+    "socket_path": "_runtime_paths",
+    "startup_settings": "_client",
+    "write_record": "_daemon_record",
+}
+
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605  # the names are written once, in _EXPORTS
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
