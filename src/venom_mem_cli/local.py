@@ -19,7 +19,19 @@ if TYPE_CHECKING:
     Runner = Callable[[Mapping[str, Any], Mapping[str, str], bool], "dict[str, Any] | int"]
     Switch = Callable[[Verb, Mapping[str, Any], Mapping[str, str], bool, bool], int]
 
-__all__ = ["check_local", "follow", "mcp", "restart", "runner", "serve", "setup", "switch", "ui"]
+__all__ = [
+    "check_local",
+    "export",
+    "follow",
+    "import_files",
+    "mcp",
+    "restart",
+    "runner",
+    "serve",
+    "setup",
+    "switch",
+    "ui",
+]
 
 
 def runner(verb: Verb) -> Runner:
@@ -77,6 +89,23 @@ def session_hook(params: Mapping[str, Any], environ: Mapping[str, str], as_json:
     from .session_hook import run_session_hook
 
     return run_session_hook(params["harness"], environ)
+
+
+def export(
+    params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool
+) -> dict[str, Any] | int:
+    from .export_cli import run_export
+
+    result = run_export(params, environ)
+    return result if result["out"] is not None else 0  # stdout held the export itself
+
+
+def import_files(
+    params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool
+) -> dict[str, Any]:
+    from .export_cli import run_import
+
+    return run_import(params, environ)
 
 
 def ui(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:

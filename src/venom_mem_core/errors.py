@@ -9,7 +9,8 @@ exit code (CONTRACT section 3)::
     ├── invalid_params.*    exit 2   missing, type, unknown, range, verb, frame, space, tag,
     │                                branch, query, relation, secret_content, client_right,
     │                                grant_scope, embeddings_url, config,
-    │                                store_url
+    │                                store_url, cursor, file, import_format,
+    │                                import_line, import_version
     ├── not_found.*         exit 3   memory, memory_revision, session, client, principal
     ├── denied.*            exit 4   read, write, admin, files, token, hello, startup_context,
     │                                csrf, config_in_repository

@@ -109,6 +109,7 @@ CHANGE = _obj(
     _f("revision", "Current revision", Type("integer", min=1)),
     _f("changed", "False if nothing changed", BOOL),
 )
+STR_OR_NULL = Type("string", nullable=True)
 NEXT = _f(
     "next",
     "ID to pass as after for the next page, or null at the end",
@@ -1175,6 +1176,95 @@ SHARED_VERBS = (
     ),
 )
 
+# Export and import (docs/adr/0036): the daemon serves the export in pages that fit a frame;
+# the CLI's export and import run in its own process and speak to the daemon as the caller.
+EXPORT_FORMATS = ("venom",)
+EXPORT_VERBS = (
+    Verb(
+        "store.export",
+        "One page of an export of what you may read (docs/adr/0036): memories with every "
+        "kept revision, sessions with their chains, described spaces. venom-mem export "
+        "writes the pages to one file.",
+        params=(
+            Param("spaces", "Only these spaces", Type("array", items=SPACE)),
+            Param("include_deleted", "Also deleted memories", BOOL, default=False),
+            Param("after", "The next of the page before; none for the first", STR),
+        ),
+        result=_obj(
+            _f("header", "The export's first line, on the first page", OPEN, False),
+            _f("lines", "Memory, session and space lines", Type("array", items=OPEN)),
+            _f("next", "Pass as after for the next page, or null at the end", STR_OR_NULL),
+        ),
+        errors=(
+            E_SPACE,
+            E_READ,
+            _e("invalid_params.cursor", "after isn't a next this verb returned"),
+        ),
+        starts_daemon=True,
+        examples=_ex(
+            {"spaces": ["user"]},
+            {
+                "header": {
+                    "type": "header",
+                    "format": "venom-mem-export",
+                    "version": 1,
+                    "store": {"engine": "sqlite 3.46.0", "schema_version": 2},
+                    "exported": _T1,
+                    "by": _G1,
+                },
+                "lines": [
+                    {
+                        "type": "space",
+                        "space": "user",
+                        "description": "What is true of this person everywhere",
+                        "by": _G1,
+                        "updated": _T0,
+                    }
+                ],
+                "next": None,
+            },
+        ),
+        use_case="export.export_page",
+        mcp=False,  # the CLI's export pages through it; an agent has memory.list and .get
+    ),
+    Verb(
+        "export",
+        "Write what you may read (memories with every kept revision, sessions, described "
+        "spaces) to one JSON Lines file, or to stdout. No token or token hash.",
+        params=(
+            Param("out", "File to write; stdout when absent", STR),
+            Param("spaces", "Only these spaces", Type("array", items=SPACE)),
+            Param("include_deleted", "Also deleted memories", BOOL, default=False),
+        ),
+        right="read",
+        local="export",
+        examples=_ex({"out": "memory.jsonl"}, {"out": "memory.jsonl", "memories": 2}),
+    ),
+    Verb(
+        "import",
+        "Write an export file's memories, sessions and space descriptions into this store as "
+        "you. The whole file is checked before the first write; what it already holds is "
+        "skipped.",
+        params=(
+            Param("files", "Export files", Type("array", items=STR), required=True),
+            Param(
+                "format",
+                "The files' format",
+                Type("string", choices=EXPORT_FORMATS),
+                default="venom",
+            ),
+            Param("space", "Put every memory in this space", SPACE),
+            Param("dry_run", "Only say what would be written", BOOL, default=False),
+        ),
+        right="write",
+        local="import_files",
+        examples=_ex(
+            {"files": ["memory.jsonl"]},
+            {"files": [{"file": "memory.jsonl", "memories": 2, "skipped": 0}]},
+        ),
+    ),
+)
+
 MANIFEST = Manifest(
     format=1,
     tool="venom-mem",
@@ -1185,5 +1275,6 @@ MANIFEST = Manifest(
         *CLIENT_VERBS,
         *STORE_VERBS,
         *SHARED_VERBS,
+        *EXPORT_VERBS,
     ),
 )

@@ -120,7 +120,8 @@ def resource_of(verb: Verb, target: dict[str, Any]) -> Resource | None:
         return Resource("space", target["space"])
     if verb.resource == "id":
         return Resource("memory", target["id"], target.get("memory_space"))
-    if verb.name in ("memory.search", "memory.list", "memory.context") and target.get("spaces"):
+    listing = ("memory.search", "memory.list", "memory.context", "store.export")
+    if verb.name in listing and target.get("spaces"):
         return Resource("space", target["spaces"][0])  # each explicit item of spaces
     if verb.resource == "session" and "session" in target:
         return Resource("session", target["session"])
@@ -229,6 +230,7 @@ def params_for(verb: Verb, m: Matrix, present: bool) -> tuple[dict[str, Any], di
         "memory.search": lambda: {"query": "matrix", "spaces": [TARGET]},
         "memory.list": lambda: {"spaces": [TARGET]},
         "memory.context": lambda: {"spaces": [TARGET]},
+        "store.export": lambda: {"spaces": [TARGET]},
         "space.list": dict,
         "space.describe": lambda: {"space": TARGET, "description": m.unique("d")},
         "session.start": lambda: {"harness": "matrix"},
