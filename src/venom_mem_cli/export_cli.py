@@ -1,4 +1,4 @@
-"""``venom-mem export`` and ``venom-mem import`` (docs/adr/0036), run in the CLI's process.
+"""``venom-mem export`` and ``venom-mem import`` (docs/adr/0039), run in the CLI's process.
 
 Export pages through the daemon's ``store.export`` and writes each page's lines as it gets
 them. Import checks a whole file first (every line parsed, every call it will make checked

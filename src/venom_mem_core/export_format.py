@@ -1,4 +1,4 @@
-"""The venom-mem export format, version 1 (docs/adr/0036): one JSON object a line, a header
+"""The venom-mem export format, version 1 (docs/adr/0039): one JSON object a line, a header
 first, then memory, session and space lines. What a line holds and how a line read back is
 checked: the daemon writes the lines, the CLI's import checks them before it writes anything.
 """

@@ -1176,13 +1176,13 @@ SHARED_VERBS = (
     ),
 )
 
-# Export and import (docs/adr/0036): the daemon serves the export in pages that fit a frame;
+# Export and import (docs/adr/0039): the daemon serves the export in pages that fit a frame;
 # the CLI's export and import run in its own process and speak to the daemon as the caller.
 EXPORT_FORMATS = ("venom",)
 EXPORT_VERBS = (
     Verb(
         "store.export",
-        "One page of an export of what you may read (docs/adr/0036): memories with every "
+        "One page of an export of what you may read (docs/adr/0039): memories with every "
         "kept revision, sessions with their chains, described spaces. venom-mem export "
         "writes the pages to one file.",
         params=(

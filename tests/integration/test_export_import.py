@@ -1,4 +1,4 @@
-"""venom-mem export and import through real daemons and CLI subprocesses (docs/adr/0036)."""
+"""venom-mem export and import through real daemons and CLI subprocesses (docs/adr/0039)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.daemon_env import World, make_world
 
-# Times are the importing store's (the origin field is a later slice, ADR 0036).
+# Times are the importing store's (the origin field is a later slice, ADR 0039).
 TIMES = ("created", "updated", "deleted", "ts", "started", "ended", "exported")
 PROVENANCE = ("author", "updated_by", "by", "reported_by")
 

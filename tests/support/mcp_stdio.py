@@ -15,7 +15,7 @@ from tests.support.daemon_env import VENOM_MEM
 ENV = shutil.which("env") or "/usr/bin/env"
 # The verbs that are no MCP tool besides the local ones (CONTRACT section 7; hello is the
 # connection's handshake, stop the human's: ADR 0014; store.export the CLI export's pager:
-# ADR 0036). Written out here, not imported from the adapter, so that the tests hold the
+# ADR 0039). Written out here, not imported from the adapter, so that the tests hold the
 # adapter to it.
 EXCLUDED_VERBS = frozenset({"hello", "serve", "mcp", "stop", "store.export"})
 

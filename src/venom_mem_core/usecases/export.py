@@ -1,4 +1,4 @@
-"""store.export: one page of an export of what the caller may read (docs/adr/0036).
+"""store.export: one page of an export of what the caller may read (docs/adr/0039).
 
 The export runs in three parts, each newest first as the store lists them: memories with their
 kept revisions, then sessions with their chains, then described spaces. ``next`` names the
