@@ -37,7 +37,14 @@ from .harness_edits import (
 from .harness_files import ChangeRecord, config_paths, read_bytes, refuse_repository_link
 from .harness_setup import CLIENT_GRANTS, SERVER, registration, venom_mem_path
 
-__all__ = ["BINARIES", "apply_setup", "harness_binary", "remove_setup", "token_principal"]
+__all__ = [
+    "BINARIES",
+    "apply_setup",
+    "harness_binary",
+    "remove_setup",
+    "run_harness",
+    "token_principal",
+]
 
 BINARIES = {"claude-code": "claude", "codex": "codex", "opencode": "opencode"}
 HARNESS_TIMEOUT_S = 60.0
@@ -49,9 +56,11 @@ def harness_binary(harness: str, environ: Mapping[str, str]) -> str | None:
     return shutil.which(BINARIES[harness], path=environ.get("PATH", os.defpath))
 
 
-def _run(argv: list[str], environ: Mapping[str, str]) -> None:
+def run_harness(argv: list[str], environ: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run one of a harness's own commands in the person's HOME, with no stdin and within
+    HARNESS_TIMEOUT_S; ``failed.harness`` when it can't be run or doesn't end."""
     try:
-        done = subprocess.run(
+        return subprocess.run(
             argv,
             env=dict(environ),
             cwd=environ.get("HOME") or None,
@@ -63,6 +72,10 @@ def _run(argv: list[str], environ: Mapping[str, str]) -> None:
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise VenomError("failed.harness", f"{argv[0]}: {error}") from error
+
+
+def _run(argv: list[str], environ: Mapping[str, str]) -> None:
+    done = run_harness(argv, environ)
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise VenomError(

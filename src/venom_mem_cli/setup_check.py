@@ -14,14 +14,15 @@ from __future__ import annotations
 import json
 import re
 import stat
-import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from venom_mem_core.errors import VenomError
 
 from .harness_edits import CODEX_KEYS, has_hook, registered
 from .harness_files import config_paths, read_bytes
 from .harness_setup import HARNESSES, SERVER
-from .setup_apply import HARNESS_TIMEOUT_S, harness_binary, token_principal
+from .setup_apply import harness_binary, run_harness, token_principal
 
 __all__ = ["check_setup", "render_check"]
 
@@ -31,17 +32,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def _listed(binary: str, harness: str, environ: Mapping[str, str]) -> bool:
     argv = [binary, "mcp", "list"] + (["--json"] if harness == "codex" else [])
     try:
-        done = subprocess.run(
-            argv,
-            env=dict(environ),
-            cwd=environ.get("HOME") or None,
-            capture_output=True,
-            text=True,
-            timeout=HARNESS_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = run_harness(argv, environ)
+    except VenomError:
         return False
     out = _ANSI.sub("", done.stdout + done.stderr)
     if harness == "claude-code":
