@@ -79,13 +79,16 @@ def daemon_connector(environ: Mapping[str, str]) -> Callable[[bool], Wire]:
     return open_wire
 
 
-def early_token_check(environ: Mapping[str, str]) -> tuple[VenomError | None, Wire | None]:
+def early_token_check(
+    environ: Mapping[str, str], *, protocol: str | None = None
+) -> tuple[VenomError | None, Wire | None]:
     """At ``initialize``: is the adapter's token one the store will take?
 
     A malformed token is refused without any daemon. A well-formed one is tried with hello
     only when a daemon already serves the store (nothing is started before the first tool
-    call that needs one, RFC-0020 section 8); the connection is kept for that call. A daemon
-    that doesn't answer in time is left for the tool calls to report.
+    call that needs one, RFC-0020 section 8); the connection is kept for that call (said
+    hello with ``protocol``, for the relay). A daemon that doesn't answer in time is left for
+    the tool calls to report.
     """
     from venom_mem_adapters.client import check_startup_context, connect
     from venom_mem_core.token_text import OWNER_TOKEN, token_parts
@@ -108,7 +111,11 @@ def early_token_check(environ: Mapping[str, str]) -> tuple[VenomError | None, Wi
         )
     try:
         wire = connect(
-            environ, may_start=False, client=CLIENT_NAME, hello_timeout_s=EARLY_HELLO_TIMEOUT_S
+            environ,
+            may_start=False,
+            client=CLIENT_NAME,
+            hello_timeout_s=EARLY_HELLO_TIMEOUT_S,
+            protocol=protocol,
         )
     except VenomError as error:
         if error.code.startswith(("denied.", "failed.")):

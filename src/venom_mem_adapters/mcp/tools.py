@@ -43,6 +43,7 @@ __all__ = [
     "INSTRUCTIONS",
     "SERVER_NAME",
     "ToolSpec",
+    "audience_for_principal",
     "audience_for_token",
     "build_catalog",
     "exposed_verbs",
@@ -152,6 +153,14 @@ def audience_for_token(token: str) -> str:
     if token == "@owner":
         return "owner"
     return "client" if token else "unknown"
+
+
+def audience_for_principal(principal: str) -> str:
+    """Who a principal that said hello is, for the daemon's MCP sessions: the same three
+    audiences, so a relay's listing before and after its daemon answers is one listing."""
+    if principal in ("owner", "unknown"):
+        return principal
+    return "client"
 
 
 def exposed_verbs(manifest: Manifest, audience: str = "owner") -> Iterable[Verb]:
