@@ -236,7 +236,7 @@ class Connection:
             if hello:
                 await self._request(frame)  # later requests need its principal
                 if self.speaks_mcp:
-                    await mcp_session.serve(self, reader, MAX_IN_FLIGHT_PER_CONNECTION)
+                    await mcp_session.serve(self, reader)
                     return False
             else:
                 requests.start_soon(self._request, frame)

@@ -5,8 +5,10 @@ the same token as any other; from the hello's answer on it speaks MCP's newline-
 JSON-RPC, and the official SDK's low-level server serves it here, over the SDK's own stdio
 transport fed from the connection's frame reader. A tool call is the call a venom-mem frame
 on that connection would make (:meth:`Host.call`: its principal, rechecked each time, its
-turn at the readers and the writer), at most ``in_flight`` at once. The listing is sized to
-the principal that said hello, as the adapter sizes it to its token (``mcp.tools``).
+turn at the readers and the writer). A session's calls run one at a time, in the order they
+came, as they do in the in-process adapter: a harness that sends a write and then a search
+in one turn finds what it wrote. The listing is sized to the principal that said hello, as
+the adapter sizes it to its token (``mcp.tools``).
 
 ``venom-mem mcp`` is then only a relay of bytes (:mod:`venom_mem_adapters.mcp.relay`): the
 SDK, about a second to import and most of an adapter's memory, is loaded once per daemon,
@@ -121,15 +123,15 @@ class _Sender:
         pass
 
 
-async def serve(host: Host, reader: FrameReader, in_flight: int) -> None:
+async def serve(host: Host, reader: FrameReader) -> None:
     """Serve MCP on ``host`` until its peer ends the session."""
     principal = host.principal
     assert principal is not None  # after a hello that succeeded
     sdk = await _sdk()
-    calls = anyio.Semaphore(in_flight)
+    one_at_a_time = anyio.Lock()  # first come, first served
 
     async def call(verb: str, params: dict[str, Any]) -> dict[str, Any]:
-        async with calls:
+        async with one_at_a_time:
             return await host.call(verb, params)
 
     server = sdk.server.session_server(

@@ -221,9 +221,19 @@ class Relay:
             if line.strip():
                 self._take(line if line.endswith(b"\n") else line + b"\n")
         with self._lock:
-            session, self._session = self._session, None
+            session = self._session
         if session is not None:
-            session.close()
+            self._drain(session)
+
+    def _drain(self, session: _Session) -> None:
+        """The harness is done sending: the session hears the end of its input, and what it
+        had not answered yet is still answered (or times out) before the relay leaves."""
+        with contextlib.suppress(OSError):
+            session.sock.shutdown(socket.SHUT_WR)
+        with self._lock:
+            while self._pending and self._session is session:
+                self._lock.wait()
+        session.close()
 
     def _take(self, line: bytes) -> None:
         message = _parse(line)
@@ -321,7 +331,9 @@ class Relay:
         params = message.get("params")
         if isinstance(params, Mapping):
             with self._lock:
-                self._pending.pop(params.get("requestId"), None)
+                if self._pending.pop(params.get("requestId"), None) is not None:
+                    self._answered.add(params.get("requestId"))  # never answered, if late
+                    self._lock.notify_all()
 
     def _refuse_oversized(self, message: dict[str, Any] | None) -> None:
         if message is None or not _is_request(message):
@@ -462,6 +474,7 @@ class Relay:
                         continue
                     self._pending.pop(request_id, None)
                     session.started = False
+                    self._lock.notify_all()
             self._write(line)
         self._lost(session)
 
@@ -473,6 +486,7 @@ class Relay:
             lost = [] if session.closed else list(self._pending.items())
             if not session.closed:
                 self._pending.clear()
+            self._lock.notify_all()
         session.close()
         what = (
             "the connection to the daemon broke before it answered; the request was not "
@@ -491,6 +505,8 @@ class Relay:
                 for request_id, _entry in late:
                     del self._pending[request_id]
                     self._answered.add(request_id)
+                if late:
+                    self._lock.notify_all()
                 session = self._session
                 if not late:
                     soonest = min((e.deadline for e in self._pending.values()), default=None)
