@@ -548,7 +548,9 @@ class Relay:
         self._write(_dumps({"jsonrpc": "2.0", "id": request_id, "result": result}))
 
     def _write(self, data: bytes) -> None:
-        with self._write_lock:
+        # The harness gone (its end of stdout closed) is seen as the end of stdin, on the
+        # main thread; a write until then has nobody to tell.
+        with self._write_lock, contextlib.suppress(OSError, ValueError):
             self._writer.write(data)
             self._writer.flush()
 
