@@ -43,7 +43,7 @@ from venom_mem_core.errors import VenomError
 from ..wire import MAX_FRAME
 from .front import FrontDoor, Handover
 from .link import CLIENT_NAME
-from .tools import ToolSpec
+from .tools import ToolSpec, no_such_tool
 
 __all__ = ["Relay", "refusal_text", "run_relay"]
 
@@ -307,7 +307,7 @@ class Relay:
         spec = self._spec(name) if isinstance(name, str) else None
         try:
             if spec is None:
-                raise VenomError("unsupported.verb", f"no tool named {name!r}", {"tool": name})
+                raise no_such_tool(name)
             arguments = params.get("arguments")
             spec.check(arguments if isinstance(arguments, Mapping) else None)
         except VenomError as error:

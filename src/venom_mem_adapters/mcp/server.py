@@ -33,7 +33,7 @@ from venom_mem_core.manifest import MANIFEST
 
 from .front import Handover
 from .link import Upstream
-from .tools import INSTRUCTIONS, SERVER_NAME, ToolSpec, build_catalog
+from .tools import INSTRUCTIONS, SERVER_NAME, ToolSpec, build_catalog, no_such_tool
 
 __all__ = [
     "SERVER_NAME",
@@ -106,7 +106,7 @@ class ToolRunner:
         """The ok object, or :class:`VenomError`."""
         spec = self._catalog.get(name)
         if spec is None:
-            raise VenomError("unsupported.verb", f"no tool named {name!r}", {"tool": name})
+            raise no_such_tool(name)
         return await self._call(spec.verb.name, spec.check(arguments))
 
     async def result(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:

@@ -32,6 +32,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.manifest_types import Manifest, Verb
 from venom_mem_core.params import check_params, json_schema, params_schema
@@ -47,6 +48,7 @@ __all__ = [
     "audience_for_token",
     "build_catalog",
     "exposed_verbs",
+    "no_such_tool",
     "tool_name",
     "verb_name",
 ]
@@ -146,6 +148,11 @@ def _exposed(verb: Verb) -> Verb:
     if not any(p.cli_only for p in verb.params):
         return verb
     return verb.replace(params=tuple(p for p in verb.params if not p.cli_only))
+
+
+def no_such_tool(name: Any) -> VenomError:
+    """A call to a tool no catalog has."""
+    return VenomError("unsupported.verb", f"no tool named {name!r}", {"tool": name})
 
 
 def audience_for_token(token: str) -> str:
