@@ -12,10 +12,13 @@ memory, and how much of a harness's context it takes, beside the MCP reference s
 - Each adapter's RSS after its first tool result (target for the relay: under 20 MiB), and
   the daemon's RSS with no MCP session, then with 5 and with 20 relay sessions open.
 - The ``tools/list`` answer's size for each principal (owner, client token, no token).
+- What a cold daemon costs by itself: ``venom-mem memory search --json`` with no daemon
+  running and with one, median of 15 (the relay's first result with no daemon is that start
+  plus the daemon's first import of the SDK).
 
 The reference server is installed from npm into bench/out/npm on first use.
 
-Run: ``.venv/bin/python bench/bench_mcp_start.py`` (about 3 minutes).
+Run: ``.venv/bin/python bench/bench_mcp_start.py`` (about 4 minutes on a quiet machine).
 """
 
 from __future__ import annotations
@@ -243,6 +246,13 @@ def main() -> None:
 
             table[("reference", "")] = measure("reference", spawn_reference, keep)
 
+        cli: dict[str, list[float]] = {"no daemon": [], "daemon up": []}
+        for _ in range(RUNS):
+            for daemon, prepare in (("no daemon", cold), ("daemon up", keep)):
+                prepare()
+                began = time.monotonic()
+                world.ok("memory", "search", "--query", "zig", token=token)
+                cli[daemon].append(time.monotonic() - began)
         # A daemon that has served no MCP session: the SDK not imported yet.
         stop_daemon(world)
         world.ok("memory", "search", "--query", "zig", token=token)
@@ -284,6 +294,9 @@ def main() -> None:
         verdict = "ok" if p50 <= START_TARGET_S else "OVER"
         print(f"  {name} tools/list p50 {p50 * 1000:.0f} ms (target "
               f"{START_TARGET_S * 1000:.0f} ms)  {verdict}")  # fmt: skip
+    print("venom-mem memory search --json, median / p90 in ms")
+    for daemon, values in cli.items():
+        print(f"  {daemon:<10} {_ms(values)}")
     print("daemon RSS by open relay sessions")
     for count, kib in daemon_rss.items():
         print(f"  {count:>2} sessions  {kib / 1024:6.1f} MiB")
