@@ -34,6 +34,8 @@ from mcp import types as mcp_types
 
 from tests.support.daemon_env import World, make_world
 from tests.support.mcp_stdio import mcp_session
+from venom_mem_adapters.client import connect
+from venom_mem_core.errors import VenomError
 
 MODES = {"relay": (), "in-process": ("--in-process",)}
 SCENARIO_TIMEOUT_S = 120
@@ -346,3 +348,16 @@ def test_the_listing_before_and_after_the_daemon_answers_is_one(world: World) ->
             assert "client_dlist" not in names  # a client token's listing
 
     run(scenario)
+
+
+def test_hello_names_only_the_protocols_the_manifest_has(world: World) -> None:
+    token = world.add_client("claude-code")
+    with pytest.raises(VenomError) as refused:
+        connect(world.environ(token), may_start=False, protocol="smtp")
+    assert refused.value.code == "invalid_params.type"
+    assert refused.value.data["param"] == "protocol"
+    with connect(world.environ(token), may_start=False, protocol="venom") as plain:
+        assert "protocol" not in plain.hello  # a venom-mem connection, as without the param
+        assert plain.call("whoami")["label"] == "claude-code"
+    with connect(world.environ(token), may_start=False, protocol="mcp") as session:
+        assert session.hello["protocol"] == "mcp"
