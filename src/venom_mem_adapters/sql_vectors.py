@@ -19,8 +19,9 @@ its text check takes (PostgreSQL's ``FOR SHARE``: postgres/vectors.py says why).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +37,10 @@ from .embeddings.vector_rows import (
 )
 from .sql_tx import PENDING, Row
 
-__all__ = ["LOAD_COLUMNS", "SqlVectors"]
+__all__ = ["LOAD_COLUMNS", "SqlVectorRows", "SqlVectors", "Transactions"]
+
+Tx = TypeVar("Tx")
+Tx_co = TypeVar("Tx_co", covariant=True)
 
 # What :meth:`SqlVectors._vector_rows` gives, a row per live memory's vector.
 LOAD_COLUMNS = (
@@ -247,3 +251,33 @@ class SqlVectors(ABC):
         )
         stored = decode_vector(blob, len(blob) // EMBEDDING_DTYPE.itemsize)
         return StoredVector(id=pending.id, vector=stored, facets=_facets(rows[0]))
+
+
+class Transactions(Protocol[Tx_co]):
+    """A SQL store's units of work, as :class:`SqlVectorRows` opens them."""
+
+    def read(self) -> AbstractContextManager[Tx_co]: ...
+
+    def write(self) -> AbstractContextManager[Tx_co]: ...
+
+
+class SqlVectorRows(Generic[Tx]):
+    """The embedding service's :class:`~venom_mem_adapters.embeddings.vector_rows.VectorRowStore`
+    on any SQL store: its read snapshots and its write transactions, each yielding the store's
+    :class:`SqlVectors` bound to the transaction's connection (``statements``). One class for
+    every store, so a store module builds it and the statements' module never names the store.
+    """
+
+    def __init__(self, store: Transactions[Tx], statements: Callable[[Tx], SqlVectors]) -> None:
+        self._store = store
+        self._statements = statements
+
+    @contextmanager
+    def read(self) -> Iterator[SqlVectors]:
+        with self._store.read() as tx:
+            yield self._statements(tx)
+
+    @contextmanager
+    def write(self) -> Iterator[SqlVectors]:
+        with self._store.write() as tx:
+            yield self._statements(tx)

@@ -26,10 +26,10 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.manifest_types import Param, Verb
 
-from .argv import FILE_PARAMS, Extra, extra_flags, positional
-from .entry import HELP_FLAGS
+from .argv import FILE_PARAMS, HELP_FLAGS, Extra, extra_flags, positional
 from .helptext import example_epilog, json_example
 from .here import HERE_FLAG, HERE_HELP, HERE_VERBS
+from .local import check_local
 from .run import print_error, print_json, run_command
 
 __all__ = ["build_cli", "run_app"]
@@ -282,6 +282,11 @@ def usage_error(error: usage.UsageError) -> VenomError:
 
 
 def run_app(argv: Sequence[str]) -> None:
+    try:
+        check_local(MANIFEST)
+    except VenomError as error:  # a local verb or switch the manifest names is missing
+        print_error(error)
+        sys.exit(error.exit_code)
     try:
         code = build_cli().main(
             args=list(argv), prog_name="venom-mem", standalone_mode=False, obj=list(argv)

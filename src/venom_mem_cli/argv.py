@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLI_FLAGS",
+    "HELP_FLAGS",
     "Extra",
     "add_extra",
     "convert",
@@ -46,6 +47,7 @@ __all__ = [
 # Flags that belong to the CLI, not to a verb's params. ``--full-times`` only changes human
 # output, so the --json path accepts and ignores it; ``--here``: here.py says for which verbs.
 CLI_FLAGS = {"--json", "--full-times", "--here"}
+HELP_FLAGS = {"-h", "--help"}  # with one, click's help is shown, on either path
 FILE_PARAMS = ("content",)  # string params that also come from a file: --content-file PATH
 TRUE_WORDS = {"true", "1", "yes"}
 FALSE_WORDS = {"false", "0", "no"}

@@ -10,25 +10,25 @@ when it is ready, or the error and its fix.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import json
 import logging
 import os
 import signal
-import stat
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
 from venom_mem_core.errors import VenomError
 
 if TYPE_CHECKING:
+    from venom_mem_adapters.daemon.context import DaemonPaths
     from venom_mem_adapters.daemon.event_log import EventLog
-    from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
+    from venom_mem_adapters.daemon.server import Daemon
+    from venom_mem_adapters.store_backend import StoreBackend
     from venom_mem_core.config import Config
     from venom_mem_core.ports import Clock, Store
 
@@ -53,68 +53,6 @@ class StatusPipe:
         self._fd = None
 
 
-def socket_lock_path(socket: Path, environ: Mapping[str, str]) -> Path:
-    """``daemon.lock`` beside the default socket; ``<socket>.lock`` for an overridden one."""
-    if environ.get("VENOM_MEM_SOCKET"):
-        return socket.with_name(socket.name + ".lock")
-    return socket.with_name("daemon.lock")
-
-
-@contextlib.contextmanager
-def socket_lock(path: Path) -> Iterator[bool]:
-    """Hold the kernel flock that makes one daemon own a socket; yields False if taken."""
-    try:
-        # O_NOFOLLOW: a planted symlink would have us lock (and create) someone else's file.
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    except OSError as exc:
-        raise _socket_error(path, f"can't open the socket lock {path}: {exc.strerror}") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
-
-
-def _socket_error(sock: Path, message: str) -> VenomError:
-    return VenomError(
-        "failed.socket",
-        message,
-        {"path": str(sock), "fix": "set VENOM_MEM_SOCKET to a short path in a directory you own"},
-    )
-
-
-def _clear_stale_socket(sock: Path) -> None:
-    """Remove a socket a dead daemon left (we hold the socket lock, so nobody serves it);
-    anything else at the path is somebody's file, refused rather than deleted."""
-    try:
-        mode = os.lstat(sock).st_mode
-    except FileNotFoundError:
-        return
-    if not stat.S_ISSOCK(mode):
-        raise _socket_error(sock, f"{sock} exists and is not a socket; it is left as it is")
-    sock.unlink()
-
-
-def _prepare_socket_dir(sock: Path, store_path: Path, environ: Mapping[str, str]) -> None:
-    """Make the socket's directory; one a client would refuse to trust (another owner, a
-    link, group or world write) stops serve here, where the reason can be read. The store's
-    directory comes first, 0700: the last fallback puts the socket inside it."""
-    from venom_mem_adapters.runtime_paths import ensure_private_dir
-    from venom_mem_adapters.socket_trust import check_socket_dir
-    from venom_mem_adapters.sqlite.paths import ensure_private_dir as ensure_store_dir
-
-    ensure_store_dir(store_path.parent)
-    if environ.get("VENOM_MEM_SOCKET"):
-        sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    else:
-        ensure_private_dir(sock.parent)
-    check_socket_dir(str(sock))
-
-
 def run_serve(
     environ: Mapping[str, str],
     *,
@@ -127,7 +65,9 @@ def run_serve(
     from venom_mem_adapters.credentials_env import forget_credentials
 
     forget_credentials()  # a daemon holds no caller's token (docs/adr/0013)
+    from venom_mem_adapters.daemon.startup import claimed_socket
     from venom_mem_adapters.runtime_paths import default_store_path, socket_path
+    from venom_mem_adapters.store_backend import backend_for
 
     status = StatusPipe(status_fd)
     logging.basicConfig(level=logging.WARNING, stream=stderr)
@@ -136,13 +76,7 @@ def run_serve(
         config = load_config(config_path)
         store_path = Path(default_store_path(environ, config.store.path, config.store.url))
         sock = Path(socket_path(environ, lambda: str(store_path.parent)))
-        try:
-            _prepare_socket_dir(sock, store_path, environ)
-        except OSError as exc:
-            raise _socket_error(
-                sock, f"can't make {exc.filename or sock.parent}: {exc.strerror}"
-            ) from None
-        with socket_lock(socket_lock_path(sock, environ)) as owned:
+        with claimed_socket(sock, store_path, environ) as owned:
             if not owned:
                 if on_demand:
                     status.say("lost")
@@ -152,9 +86,9 @@ def run_serve(
                     f"another daemon already serves {sock}",
                     {"path": str(sock), "fix": STOP_FIRST},
                 )
-            _clear_stale_socket(sock)
             return _serve_locked(
                 config,
+                backend_for(config.store, store_path),
                 config_path,
                 store_path,
                 sock,
@@ -172,7 +106,8 @@ def run_serve(
 
 
 def _serve_locked(
-    config: Any,
+    config: Config,
+    backend: StoreBackend,
     config_path: Path,
     store_path: Path,
     sock: Path,
@@ -181,27 +116,29 @@ def _serve_locked(
     status: StatusPipe,
     stderr: TextIO | None,
 ) -> int:
+    """Serve while holding the socket: the store lock, the store (``store_path`` is a
+    PostgreSQL store's anchor on this machine, runtime_paths.default_store_path: the lock
+    makes one daemon per machine serve it, and PostgreSQL serializes the machines)."""
     import venom_mem_core
-    from venom_mem_adapters.daemon.server import DaemonPaths
-    from venom_mem_adapters.sqlite import StoreLock
+    from venom_mem_adapters.daemon.context import DaemonPaths
+    from venom_mem_adapters.daemon.event_log import EventLog
+    from venom_mem_adapters.sqlite.lock import StoreLock
+    from venom_mem_core.clock import SystemClock
 
     with StoreLock(store_path):
-        store = _open_store(config, store_path)
-        bridge: Any = None
+        store = backend.open()
+        bridge = None
         try:
             paths = DaemonPaths(socket=sock, store=store_path, config=config_path)
-            events = None
-            if config.store.url:
-                # Other daemons' writes reach this log (docs/adr/0028). Listening before the
-                # embeddings index loads: a write after the load's snapshot is relayed.
-                from venom_mem_adapters.daemon.event_log import EventLog
-                from venom_mem_adapters.postgres.notify import EventBridge
-                from venom_mem_core.clock import SystemClock
-
-                events = EventLog(SystemClock())
-                bridge = EventBridge(config.store.url, events)
+            events = EventLog(SystemClock())
+            # Other daemons' writes reach this log (docs/adr/0028). Listening before the
+            # embeddings index loads: a write after the load's snapshot is relayed.
+            bridge = backend.events_bridge(events)
+            if bridge is not None:
                 bridge.start()
-            daemon = build_daemon(store, config, paths, on_demand=on_demand, events=events)
+            daemon = build_daemon(
+                store, config, paths, on_demand=on_demand, events=events, backend=backend
+            )
             if bridge is not None and daemon.embeddings is not None:
                 # Relayed events missed while the listener was away: reload from the store.
                 bridge.after_relisten(daemon.embeddings.reload)
@@ -231,27 +168,6 @@ def _serve_locked(
     return 0
 
 
-def _open_store(config: Any, store_path: Path) -> Any:
-    """The SQLite file, or the PostgreSQL database ``store.url`` names (docs/adr/0028).
-
-    For a PostgreSQL store ``store_path`` is this machine's anchor for the database (its
-    lock, record and fallback socket sit beside it; runtime_paths.default_store_path): the
-    lock makes one daemon per machine serve it, and PostgreSQL serializes the machines."""
-    if not config.store.url:
-        from venom_mem_adapters.sqlite import SqliteStore
-
-        return SqliteStore.open(store_path)
-    try:
-        from venom_mem_adapters.postgres import PostgresStore
-    except ImportError:
-        raise VenomError(
-            "failed.store",
-            "store.url names a PostgreSQL database, but psycopg is not installed",
-            {"fix": "pip install 'venom-mem[postgres]'"},
-        ) from None
-    return PostgresStore.open(config.store.url)
-
-
 def build_daemon(
     store: Store,
     config: Config,
@@ -260,6 +176,7 @@ def build_daemon(
     on_demand: bool,
     clock: Clock | None = None,
     events: EventLog | None = None,
+    backend: StoreBackend | None = None,
 ) -> Daemon:
     """The daemon ``serve`` runs on an open store (the caller holds the store lock, serves
     the daemon, then calls its ``close`` and closes the store).
@@ -269,16 +186,19 @@ def build_daemon(
     expired tombstones and of a purge's text left in the WAL, before anyone can read
     (RFC-0020 section 2); the operations verbs' state, started. ``events``: the log to use,
     when the caller already relays other daemons' events into it (a PostgreSQL store).
+    ``backend``: the store's kind, else the one the config names.
     """
     from venom_mem_adapters.daemon.event_log import EventLog
     from venom_mem_adapters.daemon.ops import Ops
     from venom_mem_adapters.daemon.server import Daemon
+    from venom_mem_adapters.store_backend import backend_for
     from venom_mem_core.clock import SystemClock
     from venom_mem_core.usecases.app import App
     from venom_mem_core.usecases.memories import sweep_tombstones
 
     clock = clock or SystemClock()
     events = EventLog(clock) if events is None else events
+    backend = backend_for(config.store, paths.store) if backend is None else backend
     embedder = None
     if config.embeddings.provider != "off":
         # numpy and httpx load only when embeddings are on: cold start stays small.
@@ -303,14 +223,12 @@ def build_daemon(
 
         if not isinstance(store, HasVectorRows):
             raise VenomError("failed.internal", "this store serves no embeddings")
-        from venom_mem_core.ports import SharedPrincipals
-
         service = EmbeddingService(
             app=app,
             store=store,
             config=config.embeddings,
             events=events,
-            shared=isinstance(store, SharedPrincipals),  # several daemons write its vectors
+            shared=backend.shared,  # several daemons write its vectors
         )
         service.start()  # drops other models' vectors, loads the matrix
     ops = Ops(store_path=paths.store, store=store, events=events)
@@ -321,6 +239,7 @@ def build_daemon(
         paths=paths,
         on_demand=on_demand,
         ops=ops,
+        backend=backend,
         embeddings=service,
     )
     ops.start()

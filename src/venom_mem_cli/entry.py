@@ -9,8 +9,6 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-HELP_FLAGS = {"-h", "--help"}
-
 
 def run_json(argv: Sequence[str]) -> int:
     """Run a ``--json`` call without the rich-click tree: the same parser and runner as a
@@ -44,7 +42,11 @@ def launched_mcp(argv: Sequence[str]) -> int | None:
     """``mcp`` as a harness launches it: the ``--json`` path's parser and runner, without the
     rich-click tree. Every harness session is such a process for as long as it runs, so its
     start-up and its memory count (rich alone is several MiB; docs/adr/0038)."""
-    if not argv or argv[0] != "mcp" or HELP_FLAGS.intersection(argv):
+    if not argv or argv[0] != "mcp":
+        return None
+    from .argv import HELP_FLAGS
+
+    if HELP_FLAGS.intersection(argv):
         return None
     return run_json(argv)
 
@@ -56,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         served = launched_mcp(args)
     if served is not None:
         sys.exit(served)
+    from .argv import HELP_FLAGS  # both paths load it anyway; the launched serve doesn't
+
     if "--json" in args and not HELP_FLAGS.intersection(args):
         sys.exit(run_json(args))
     from .app import run_app

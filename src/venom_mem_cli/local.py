@@ -1,7 +1,7 @@
-"""What the CLI runs in its own process: the manifest's ``local`` verbs and its ``cli_only``
-switches. The manifest says which verbs and params these are; this module only says how each
-runs (a test holds the two to each other). Each runner gets the checked params and returns a
-result to print, or an exit code once it has printed what it had to.
+"""What the CLI runs in its own process: the functions the manifest's ``local`` verbs and
+``cli_only`` switches name (``local="serve"``, ``cli_only="follow"``). Each verb's runner
+gets the checked params and returns a result to print, or an exit code once it has printed
+what it had to; a switch gets the verb and its params and returns an exit code.
 
 Standard library only at import: each runner imports what it needs when it runs.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from venom_mem_core.manifest_types import Verb
+from venom_mem_core.lookup import find
+from venom_mem_core.manifest_types import Manifest, Param, Verb
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
@@ -20,31 +21,55 @@ if TYPE_CHECKING:
     Runner = Callable[[Mapping[str, Any], Mapping[str, str], bool], "dict[str, Any] | int"]
     Switch = Callable[[Verb, Mapping[str, Any], Mapping[str, str], bool, bool], int]
 
-__all__ = ["LOCAL_VERBS", "SWITCHES"]
+__all__ = ["check_local", "follow", "mcp", "restart", "runner", "serve", "setup", "switch", "ui"]
 
 
-def _serve(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
+def runner(verb: Verb) -> Runner:
+    """The function ``verb.local`` names; ``failed.internal`` naming the verb if missing."""
+    assert verb.local is not None, verb.name
+    found: Runner = find(verb, __name__, verb.local, "local")
+    return found
+
+
+def switch(verb: Verb, param: Param) -> Switch:
+    """The function ``param.cli_only`` names; ``failed.internal`` naming the verb if
+    missing."""
+    assert param.cli_only is not None, param.name
+    found: Switch = find(verb, __name__, param.cli_only, f"{param.name} switch")
+    return found
+
+
+def check_local(manifest: Manifest) -> None:
+    """Every local verb's runner and every switch is here (the CLI refuses to start on a
+    gap, naming the verb)."""
+    for verb in manifest.verbs:
+        if verb.local is not None:
+            runner(verb)
+        for param in verb.params:
+            if param.cli_only is not None:
+                switch(verb, param)
+
+
+def serve(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
     from .bootstrap import run_serve
 
     return run_serve(environ, on_demand=False, status_fd=None)
 
 
-def _mcp(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
+def mcp(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
     from venom_mem_adapters.mcp_server import run_stdio
 
     run_stdio(environ, in_process=params["in_process"])
     return 0
 
 
-def _restart(
-    params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool
-) -> dict[str, Any]:
+def restart(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> dict[str, Any]:
     from .lifecycle import restart_daemon
 
     return restart_daemon(environ)
 
 
-def _setup(
+def setup(
     params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool
 ) -> dict[str, Any] | int:
     from .harness_setup import render_setup, run_setup
@@ -56,13 +81,13 @@ def _setup(
     return 0
 
 
-def _ui(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
+def ui(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
     from venom_mem_adapters.web.serve import run_ui
 
     return run_ui(environ, port=params["port"])
 
 
-def _follow(
+def follow(
     verb: Verb,
     params: Mapping[str, Any],
     environ: Mapping[str, str],
@@ -72,14 +97,3 @@ def _follow(
     from .follow import run_follow
 
     return run_follow(verb, params, as_json, environ, full_times=full_times)
-
-
-# Keyed by the manifest's names: every ``local`` verb, every ``cli_only`` param.
-LOCAL_VERBS: dict[str, Runner] = {
-    "serve": _serve,
-    "mcp": _mcp,
-    "restart": _restart,
-    "setup": _setup,
-    "ui": _ui,
-}
-SWITCHES: dict[str, Switch] = {"follow": _follow}

@@ -27,8 +27,6 @@ __all__ = [
     "situate",
 ]
 
-STOP_WAIT_S = 10.0  # a stopping daemon answers what is in flight (2 s at most), then exits
-
 
 def run_command(
     verb: Verb, words: Sequence[str], environ: Mapping[str, str], argv: Sequence[str]
@@ -45,14 +43,14 @@ def run_command(
             from .here import apply_here
 
             params = apply_here(verb.name, params)
-        switches = [p.name for p in verb.params if p.cli_only and params.pop(p.name, False)]
+        switches = [p for p in verb.params if p.cli_only and params.pop(p.name, False)]
         full_times = "--full-times" in flags
         if verb.local or switches:
-            from .local import LOCAL_VERBS, SWITCHES
+            from .local import runner, switch
 
             if switches:
-                return SWITCHES[switches[0]](verb, params, environ, as_json, full_times)
-            outcome = LOCAL_VERBS[verb.name](check_params(verb, params), environ, as_json)
+                return switch(verb, switches[0])(verb, params, environ, as_json, full_times)
+            outcome = runner(verb)(check_params(verb, params), environ, as_json)
             if isinstance(outcome, int):
                 return outcome
             result = outcome
@@ -85,27 +83,10 @@ def call_daemon(
         result = conn.call(verb.name, checked)
     if verb.name == "stop":
         # The reply comes before the exit: wait for it, so `stop && serve` finds no daemon.
+        from .lifecycle import STOP_WAIT_S, wait_exit
+
         wait_exit(result.get("pid"), STOP_WAIT_S)
     return result
-
-
-def wait_exit(pid: object, timeout: float) -> bool:
-    """Wait until process ``pid`` is gone; ``False`` if it outlived ``timeout``."""
-    import os
-    import time
-
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return True
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return True  # another user's process now holds that number
-        time.sleep(0.02)
-    return False
 
 
 def situate(

@@ -1,25 +1,37 @@
-"""One typed, checked command per core verb: what a use case receives (``add_memory(app,
-who, cmd)``), structured once at the trust boundary by :mod:`.converter` from params that
+"""One typed command per core verb: what a use case receives (``add_memory(app, who,
+cmd)``), structured once at the trust boundary by :mod:`.converter` from params that
 :func:`~venom_mem_core.params.check_params` has already checked against the manifest.
 
-The classes state only what the use cases need to read: names, Python types, which params
-are required and their defaults, held to the manifest by tests/unit/test_commands.py. No
-grammar is written here (patterns, choices, limits stay the manifest's): a field's type says
-what the checked value becomes, not which values are allowed. Record IDs arrive parsed, as
-the number behind ``m<N>``, ``s<N>`` or ``g<N>`` (:data:`ID_PREFIXES`); lists arrive as
-tuples.
+The commands are derived from the manifest (docs/adr/0033): each field's name, order,
+whether it is required and its default are the verb's params, and its Python type is what a
+checked value of the param's manifest type becomes (:func:`field_type`: a ``str``, an
+``int``, a ``bool``, a ``tuple[str, ...]``, a ``tuple[Grant, ...]``; a record ID parsed to
+the number behind ``m<N>``, ``s<N>`` or ``g<N>``, :data:`ID_PREFIXES`; ``X | None`` for an
+optional param with no default). No grammar is written here: patterns, choices and limits
+stay the manifest's.
+
+Every verb with a ``use_case`` gets a command, in :data:`COMMANDS`, with nothing written
+here. The classes below are the ones the use cases read, named for mypy: each lists its
+fields' Python types only, and :func:`derived` checks them against the manifest's when this
+module is imported (a mismatch, a missing or an extra field is a ``TypeError`` naming the
+verb), then makes the class from the manifest.
 
 The daemon's own verbs (ping, events, config.*, ...) have no command: they read their
 checked params where the daemon keeps its state.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: :func:`derived` compares the annotations, as
+# the objects they are, with the types derived from the manifest.
 
-from collections.abc import Iterable, Mapping
-from typing import ClassVar, NewType
+import inspect
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, NewType, TypeVar
 
 import attrs
 
+from .manifest import MANIFEST
+from .manifest_types import Param, Type, Verb
 from .records import Grant
 
 __all__ = [
@@ -31,6 +43,7 @@ __all__ = [
     "DeleteMemory",
     "DescribeSpace",
     "EndSession",
+    "Filters",
     "GetMemory",
     "GetSession",
     "IssueGrant",
@@ -53,284 +66,353 @@ __all__ = [
     "SessionId",
     "StartSession",
     "StoreStatus",
+    "Strings",
     "UpdateMemory",
     "Whoami",
+    "derived",
+    "field_type",
 ]
 
 MemoryId = NewType("MemoryId", int)  # m<N>
 SessionId = NewType("SessionId", int)  # s<N>
 PrincipalId = NewType("PrincipalId", int)  # g<N>
 
-# The prefix each ID type is parsed from (the manifest's ``Type.id_prefix``; a test holds
-# every ID param's field to its prefix).
+# The ID type a string with the manifest's ``Type.id_prefix`` becomes (the converter parses
+# each from its prefix).
 ID_PREFIXES: Mapping[object, str] = {MemoryId: "m", SessionId: "s", PrincipalId: "g"}
+_ID_TYPES: Mapping[str, object] = {prefix: t for t, prefix in ID_PREFIXES.items()}
+# The record an object param's items become, by their members' names.
+_RECORDS: Mapping[tuple[str, ...], type] = {("right", "scope"): Grant}
+_SCALARS: Mapping[str, type] = {"string": str, "integer": int, "boolean": bool, "number": float}
+
+Strings = tuple[str, ...]
 
 
-def _tuple(items: Iterable[str] | None) -> tuple[str, ...] | None:
+class Command:
+    """The base of every command; ``VERB`` names its manifest verb. A command is a frozen
+    attrs class with keyword-only fields, made from the manifest by :func:`derived`."""
+
+    VERB: ClassVar[str]
+
+    if TYPE_CHECKING:  # the fields are the manifest's, which mypy doesn't read
+
+        def __init__(self, **fields: Any) -> None: ...
+
+
+C = TypeVar("C", bound=Command)
+
+
+def _item_type(verb: Verb, name: str, type_: Type) -> Any:
+    if type_.id_prefix is not None:
+        return _ID_TYPES[type_.id_prefix]
+    if type_.kind == "array" and type_.items is not None:
+        items = type_.items
+        if items.kind == "object":
+            record = _RECORDS.get(tuple(f.name for f in items.fields))
+            if record is None:
+                raise TypeError(f"verb {verb.name}: no record for the items of param {name}")
+            return tuple[record, ...]  # type: ignore[valid-type]  # a class, at run time
+        return tuple[_item_type(verb, name, items), ...]  # type: ignore[misc]
+    scalar = _SCALARS.get(type_.kind)
+    if scalar is None:
+        raise TypeError(f"verb {verb.name}: param {name} has no command type ({type_.kind})")
+    return scalar
+
+
+def _optional(param: Param) -> bool:
+    return not param.required and param.default is None
+
+
+def field_type(verb: Verb, param: Param) -> Any:
+    """What a checked value of ``param`` becomes in ``verb``'s command."""
+    found = _item_type(verb, param.name, param.type)
+    return found | None if _optional(param) else found
+
+
+def _tuple(items: Iterable[Any] | None) -> tuple[Any, ...] | None:
     return None if items is None else tuple(items)
 
 
-def _grants(items: Iterable[Grant]) -> tuple[Grant, ...]:
-    return tuple(items)
+def _field(verb: Verb, param: Param) -> Any:
+    kind = field_type(verb, param)
+    arrays = param.type.kind == "array"
+    return attrs.field(
+        type=kind,
+        kw_only=True,
+        default=attrs.NOTHING if param.required else param.default,
+        converter=(_tuple if _optional(param) else tuple) if arrays else None,
+    )
 
 
-_Optional = tuple[str, ...] | None
+def _params(verb: Verb) -> tuple[Param, ...]:
+    return tuple(p for p in verb.params if not p.cli_only)
 
 
-@attrs.frozen(kw_only=True)
-class Command:
-    """The base of every command; ``VERB`` names its manifest verb."""
+def _make(
+    verb: Verb, name: str, doc: str | None, bases: tuple[type, ...] = (Command,)
+) -> type[Command]:
+    fields = {p.name: _field(verb, p) for p in _params(verb)}
+    made: type[Command] = attrs.make_class(name, fields, bases=bases, frozen=True, kw_only=True)
+    made.VERB = verb.name
+    made.__module__ = __name__
+    made.__doc__ = doc or f"The checked params of {verb.name}."
+    return made
 
-    VERB: ClassVar[str]
+
+_DECLARED: dict[str, type[Command]] = {}
+
+
+def _core_verb(name: str) -> Verb:
+    verb = MANIFEST.verb(name)
+    if verb is None or verb.use_case is None:
+        raise TypeError(f"{name} is no core verb of the manifest: it has no command")
+    return verb
+
+
+def derived(verb_name: str) -> Callable[[type[C]], type[C]]:
+    """Make core verb ``verb_name``'s command from the manifest, checking the Python types
+    the decorated class declares for mypy (names and types: the manifest's order and
+    defaults are taken, not restated)."""
+
+    def make(declared: type[C]) -> type[C]:
+        verb = _core_verb(verb_name)
+        wanted = {p.name: field_type(verb, p) for p in _params(verb)}
+        stated = _annotations(declared)
+        if stated != wanted:
+            raise TypeError(
+                f"{declared.__name__} ({verb_name}) declares fields unlike the manifest's "
+                f"params: {'; '.join(_differences(stated, wanted))}"
+            )
+        made = _make(verb, declared.__name__, declared.__doc__, declared.__bases__)
+        _DECLARED[verb_name] = made
+        return made  # type: ignore[return-value]  # the declared class, made from the manifest
+
+    return make
+
+
+def _annotations(declared: type[Command]) -> dict[str, Any]:
+    """The field types ``declared`` and its bases below :class:`Command` state."""
+    found: dict[str, Any] = {}
+    for klass in reversed(declared.__mro__):
+        if issubclass(klass, Command) and klass is not Command:
+            found.update(inspect.get_annotations(klass, eval_str=True))
+    return found
+
+
+def _differences(stated: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str]:
+    found = []
+    for name in [*wanted, *(n for n in stated if n not in wanted)]:
+        if name not in stated:
+            found.append(f"{name} is missing")
+        elif name not in wanted:
+            found.append(f"{name} is no param")
+        elif stated[name] != wanted[name]:
+            found.append(f"{name}: {stated[name]} where the manifest gives {wanted[name]}")
+    return found
+
+
+def _class_name(verb: str) -> str:
+    return "".join(part.capitalize() for part in re.split(r"[._]", verb))
 
 
 # -- memories -----------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@derived("memory.add")
 class AddMemory(Command):
-    VERB = "memory.add"
     space: str
     content: str
-    kind: str = "note"
-    title: str | None = None
-    tags: _Optional = attrs.field(default=None, converter=_tuple)
-    session: SessionId | None = None
-    importance: str | None = None  # normal, said by the use case (the manifest names none)
-    branches: _Optional = attrs.field(default=None, converter=_tuple)
+    kind: str
+    title: str | None
+    tags: Strings | None
+    session: SessionId | None
+    importance: str | None  # normal, said by the use case (the manifest names none)
+    branches: Strings | None
 
 
-@attrs.frozen(kw_only=True)
+@derived("memory.get")
 class GetMemory(Command):
-    VERB = "memory.get"
     id: MemoryId
-    revision: int | None = None
-    include_deleted: bool = False
+    revision: int | None
+    include_deleted: bool
 
 
-@attrs.frozen(kw_only=True)
+@derived("memory.update")
 class UpdateMemory(Command):
-    VERB = "memory.update"
     id: MemoryId
     revision: int
-    content: str | None = None
-    title: str | None = None
-    kind: str | None = None
-    tags: _Optional = attrs.field(default=None, converter=_tuple)
-    importance: str | None = None
-    branches: _Optional = attrs.field(default=None, converter=_tuple)
+    content: str | None
+    title: str | None
+    kind: str | None
+    tags: Strings | None
+    importance: str | None
+    branches: Strings | None
 
 
-@attrs.frozen(kw_only=True)
+@derived("memory.delete")
 class DeleteMemory(Command):
-    VERB = "memory.delete"
     id: MemoryId
     revision: int
 
 
-@attrs.frozen(kw_only=True)
+@derived("memory.restore")
 class RestoreMemory(Command):
-    VERB = "memory.restore"
     id: MemoryId
 
 
-@attrs.frozen(kw_only=True)
+@derived("memory.history")
 class MemoryHistory(Command):
-    VERB = "memory.history"
     id: MemoryId
 
 
-@attrs.frozen(kw_only=True)
+@derived("memory.purge")
 class PurgeMemory(Command):
-    VERB = "memory.purge"
     id: MemoryId
 
 
 # -- search, list, context ----------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class SearchMemories(Command):
-    VERB = "memory.search"
+class Filters(Command):
+    """The filters memory.search and memory.list share (the manifest's FILTER_PARAMS)."""
+
+    spaces: Strings | None
+    kinds: Strings | None
+    tags: Strings | None
+    session: SessionId | None
+    lineage: bool
+    importances: Strings | None
+    branch: str | None
+
+
+@derived("memory.search")
+class SearchMemories(Filters):
     query: str
-    spaces: _Optional = attrs.field(default=None, converter=_tuple)
-    kinds: _Optional = attrs.field(default=None, converter=_tuple)
-    tags: _Optional = attrs.field(default=None, converter=_tuple)
-    session: SessionId | None = None
-    lineage: bool = False
-    importances: _Optional = attrs.field(default=None, converter=_tuple)
-    branch: str | None = None
-    mode: str = "auto"
-    query_mode: str | None = None  # the store's search.query_mode when absent
-    fusion: str | None = None  # the store's search.fusion when absent
-    limit: int = 10
+    mode: str
+    query_mode: str | None  # the store's search.query_mode when absent
+    fusion: str | None  # the store's search.fusion when absent
+    limit: int
 
 
-@attrs.frozen(kw_only=True)
-class ListMemories(Command):
-    VERB = "memory.list"
-    spaces: _Optional = attrs.field(default=None, converter=_tuple)
-    kinds: _Optional = attrs.field(default=None, converter=_tuple)
-    tags: _Optional = attrs.field(default=None, converter=_tuple)
-    session: SessionId | None = None
-    lineage: bool = False
-    importances: _Optional = attrs.field(default=None, converter=_tuple)
-    branch: str | None = None
-    include_deleted: bool = False
-    after: MemoryId | None = None
-    limit: int = 50
+@derived("memory.list")
+class ListMemories(Filters):
+    include_deleted: bool
+    after: MemoryId | None
+    limit: int
 
 
-@attrs.frozen(kw_only=True)
+@derived("memory.context")
 class MemoryContext(Command):
-    VERB = "memory.context"
-    spaces: tuple[str, ...] = attrs.field(converter=tuple)
-    branch: str | None = None
-    kinds: _Optional = attrs.field(default=None, converter=_tuple)
-    budget: int = 8192
+    spaces: tuple[str, ...]
+    branch: str | None
+    kinds: Strings | None
+    budget: int
 
 
 # -- spaces and the store -----------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@derived("space.list")
 class ListSpaces(Command):
-    VERB = "space.list"
+    """No params."""
 
 
-@attrs.frozen(kw_only=True)
+@derived("space.describe")
 class DescribeSpace(Command):
-    VERB = "space.describe"
     space: str
     description: str
 
 
-@attrs.frozen(kw_only=True)
+@derived("store.status")
 class StoreStatus(Command):
-    VERB = "store.status"
+    """No params."""
 
 
 # -- sessions -----------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@derived("session.start")
 class StartSession(Command):
-    VERB = "session.start"
     harness: str
-    harness_session: str | None = None
-    parent: SessionId | None = None
-    relation: str | None = None
-    cwd: str | None = None
+    harness_session: str | None
+    parent: SessionId | None
+    relation: str | None
+    cwd: str | None
 
 
-@attrs.frozen(kw_only=True)
+@derived("session.end")
 class EndSession(Command):
-    VERB = "session.end"
     session: SessionId
 
 
-@attrs.frozen(kw_only=True)
+@derived("session.get")
 class GetSession(Command):
-    VERB = "session.get"
     session: SessionId
 
 
-@attrs.frozen(kw_only=True)
+@derived("session.list")
 class ListSessions(Command):
-    VERB = "session.list"
-    harness: str | None = None
-    harness_session: str | None = None
-    parent: SessionId | None = None
-    after: SessionId | None = None
-    limit: int = 50
+    harness: str | None
+    harness_session: str | None
+    parent: SessionId | None
+    after: SessionId | None
+    limit: int
 
 
-@attrs.frozen(kw_only=True)
+@derived("session.chain")
 class SessionChain(Command):
-    VERB = "session.chain"
     session: SessionId
 
 
-@attrs.frozen(kw_only=True)
+@derived("session.purge")
 class PurgeSession(Command):
-    VERB = "session.purge"
     session: SessionId
 
 
 # -- principals ---------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@derived("client.add")
 class AddClient(Command):
-    VERB = "client.add"
     name: str
-    grants: tuple[Grant, ...] = attrs.field(converter=_grants)
-    ttl: int | None = None
+    grants: tuple[Grant, ...]
+    ttl: int | None
 
 
-@attrs.frozen(kw_only=True)
+@derived("client.list")
 class ListClients(Command):
-    VERB = "client.list"
+    """No params."""
 
 
-@attrs.frozen(kw_only=True)
+@derived("client.remove")
 class RemoveClient(Command):
-    VERB = "client.remove"
     name: str
 
 
-@attrs.frozen(kw_only=True)
+@derived("whoami")
 class Whoami(Command):
-    VERB = "whoami"
+    """No params."""
 
 
-@attrs.frozen(kw_only=True)
+@derived("grant.issue")
 class IssueGrant(Command):
-    VERB = "grant.issue"
-    grants: tuple[Grant, ...] = attrs.field(converter=_grants)
-    ttl: int = 3600
-    label: str | None = None
+    grants: tuple[Grant, ...]
+    ttl: int
+    label: str | None
 
 
-@attrs.frozen(kw_only=True)
+@derived("grant.list")
 class ListGrants(Command):
-    VERB = "grant.list"
+    """No params."""
 
 
-@attrs.frozen(kw_only=True)
+@derived("grant.revoke")
 class RevokeGrant(Command):
-    VERB = "grant.revoke"
     principal: PrincipalId
 
 
 COMMANDS: Mapping[str, type[Command]] = {
-    cls.VERB: cls
-    for cls in (
-        AddMemory,
-        GetMemory,
-        UpdateMemory,
-        DeleteMemory,
-        RestoreMemory,
-        MemoryHistory,
-        SearchMemories,
-        ListMemories,
-        PurgeMemory,
-        MemoryContext,
-        ListSpaces,
-        DescribeSpace,
-        StoreStatus,
-        StartSession,
-        EndSession,
-        GetSession,
-        ListSessions,
-        SessionChain,
-        PurgeSession,
-        AddClient,
-        ListClients,
-        RemoveClient,
-        Whoami,
-        IssueGrant,
-        ListGrants,
-        RevokeGrant,
-    )
+    verb.name: _DECLARED.get(verb.name) or _make(verb, _class_name(verb.name), None)
+    for verb in MANIFEST.verbs
+    if verb.use_case is not None
 }

@@ -213,6 +213,7 @@ MEMORY_VERBS = (
                 "result": {"id": "m3", "revision": 1, "changed": True},
             },
         ),
+        use_case="memories.add_memory",
     ),
     Verb(
         "memory.get",
@@ -233,6 +234,7 @@ MEMORY_VERBS = (
                 "content": _ZIG_TEXT,
             },
         ),
+        use_case="memories.get_memory",
     ),
     Verb(
         "memory.update",
@@ -258,6 +260,7 @@ MEMORY_VERBS = (
             {"id": "m1", "revision": 1, "content": "venom-std pins Zig 0.17 with .zigversion."},
             {"id": "m1", "revision": 2, "changed": True},
         ),
+        use_case="memories.update_memory",
     ),
     Verb(
         "memory.delete",
@@ -280,6 +283,7 @@ MEMORY_VERBS = (
             {"id": "m1", "revision": 2},
             {"id": "m1", "revision": 3, "deleted": "2026-11-09T11:00:00.000Z"},
         ),
+        use_case="memories.delete_memory",
     ),
     Verb(
         "memory.restore",
@@ -291,6 +295,7 @@ MEMORY_VERBS = (
         resource="id",
         starts_daemon=True,
         examples=_ex({"id": "m1"}, {"id": "m1", "revision": 4}),
+        use_case="memories.restore_memory",
     ),
     Verb(
         "memory.history",
@@ -324,6 +329,7 @@ MEMORY_VERBS = (
                 ]
             },
         ),
+        use_case="memories.memory_history",
     ),
     Verb(
         "memory.search",
@@ -384,6 +390,8 @@ MEMORY_VERBS = (
                 ],
             },
         ),
+        use_case="search.search_memories",
+        embeds="search.query_text",
     ),
     Verb(
         "memory.list",
@@ -410,6 +418,7 @@ MEMORY_VERBS = (
                 "next": None,
             },
         ),
+        use_case="search.list_memories",
     ),
     Verb(
         "memory.purge",
@@ -420,6 +429,7 @@ MEMORY_VERBS = (
         right="admin",
         starts_daemon=True,
         examples=_ex({"id": "m1"}, {"id": "m1"}),
+        use_case="memories.purge_memory",
     ),
     Verb(
         "memory.context",
@@ -463,6 +473,7 @@ MEMORY_VERBS = (
                 "bytes": 260,
             },
         ),
+        use_case="context.memory_context",
     ),
     Verb(
         "space.list",
@@ -493,6 +504,7 @@ MEMORY_VERBS = (
                 ]
             },
         ),
+        use_case="spaces.list_spaces",
     ),
     Verb(
         "space.describe",
@@ -516,6 +528,7 @@ MEMORY_VERBS = (
             },
             {"space": "project/venom-std", "changed": True},
         ),
+        use_case="spaces.describe_space",
     ),
 )
 
@@ -548,6 +561,7 @@ SESSION_VERBS = (
             {"harness": "claude-code", "cwd": "/home/u/venom-std"},
             {"session": "s1", "changed": True},
         ),
+        use_case="sessions.start_session",
     ),
     Verb(
         "session.end",
@@ -566,6 +580,7 @@ SESSION_VERBS = (
             {"session": "s1"},
             {"session": "s1", "ended": "2026-11-09T12:00:00.000Z", "changed": True},
         ),
+        use_case="sessions.end_session",
     ),
     Verb(
         "session.get",
@@ -576,6 +591,7 @@ SESSION_VERBS = (
         resource="session",
         starts_daemon=True,
         examples=_ex({"session": "s1"}, _S1),
+        use_case="sessions.get_session",
     ),
     Verb(
         "session.list",
@@ -590,6 +606,7 @@ SESSION_VERBS = (
         result=_obj(_f("sessions", "Newest first", Type("array", items=SESSION)), NEXT),
         starts_daemon=True,
         examples=_ex({"harness": "claude-code"}, {"sessions": [_S1], "next": None}),
+        use_case="sessions.list_sessions",
     ),
     Verb(
         "session.chain",
@@ -619,6 +636,7 @@ SESSION_VERBS = (
                 "truncated": False,
             },
         ),
+        use_case="sessions.session_chain",
     ),
     Verb(
         "session.purge",
@@ -629,6 +647,7 @@ SESSION_VERBS = (
         right="admin",
         starts_daemon=True,
         examples=_ex({"session": "s1"}, {"session": "s1"}),
+        use_case="sessions.purge_session",
     ),
 )
 
@@ -663,6 +682,8 @@ CLIENT_VERBS = (
                 "expires": None,
             },
         ),
+        use_case="principals.add_client",
+        audited=True,
     ),
     Verb(
         "client.list",
@@ -699,6 +720,7 @@ CLIENT_VERBS = (
                 ]
             },
         ),
+        use_case="principals.list_clients",
     ),
     Verb(
         "client.remove",
@@ -709,6 +731,8 @@ CLIENT_VERBS = (
         right="admin",
         starts_daemon=True,
         examples=_ex({"name": "codex"}, {"client": "codex", "principal": "g2"}),
+        use_case="principals.remove_client",
+        audited=True,
     ),
 )
 
@@ -753,6 +777,7 @@ STORE_VERBS = (
                 "embeddings": "off",
             },
         ),
+        use_case="spaces.store_status",
     ),
 )
 
@@ -796,6 +821,7 @@ SHARED_VERBS = (
         right=None,
         starts_daemon=True,
         examples=_ex({}, {"principal": "g1", "label": "claude-code", "grants": _RW}),
+        use_case="principals.whoami",
     ),
     Verb(
         "ping",
@@ -808,6 +834,7 @@ SHARED_VERBS = (
         right=None,
         reply_ms=5_000,
         examples=_ex({}, {"pong": True, "source": "a1b2c3", "pid": 4242}),
+        op="stop.ping_verb",
     ),
     Verb(
         "doctor",
@@ -821,6 +848,7 @@ SHARED_VERBS = (
                 "checks": [{"id": "daemon", "status": "ok", "message": "answering", "fix": ""}],
             },
         ),
+        op="doctor.doctor_verb",
     ),
     Verb(
         "config.get",
@@ -830,6 +858,7 @@ SHARED_VERBS = (
         right="read",
         resource="*",
         examples=_ex({"key": "memory.max_versions"}, {"key": "memory.max_versions", "value": 20}),
+        op="config_verbs.config_get",
     ),
     Verb(
         "config.set",
@@ -848,6 +877,7 @@ SHARED_VERBS = (
             {"key": "daemon.idle_timeout_ms", "value": "600000"},
             {"key": "daemon.idle_timeout_ms", "restart_required": False},
         ),
+        op="config_verbs.config_set",
     ),
     Verb(
         "config.reload",
@@ -862,6 +892,7 @@ SHARED_VERBS = (
         examples=_ex(
             {}, {"reloaded": True, "changed": ["memory.max_versions"], "restart_required": []}
         ),
+        op="config_verbs.config_reload",
     ),
     Verb(
         "grant.issue",
@@ -894,6 +925,8 @@ SHARED_VERBS = (
                 "expires": "2026-11-09T10:10:00.000Z",
             },
         ),
+        use_case="principals.issue_grant",
+        audited=True,
     ),
     Verb(
         "grant.list",
@@ -914,6 +947,7 @@ SHARED_VERBS = (
                 ]
             },
         ),
+        use_case="principals.list_grants",
     ),
     Verb(
         "grant.revoke",
@@ -922,6 +956,8 @@ SHARED_VERBS = (
         result=_obj(_f("principal", "Principal ID", STR)),
         right="admin",
         examples=_ex({"principal": "g3"}, {"principal": "g3"}),
+        use_case="principals.revoke_grant",
+        audited=True,
     ),
     Verb(
         "audit",
@@ -944,6 +980,7 @@ SHARED_VERBS = (
                 ]
             },
         ),
+        op="audit.audit_verb",
     ),
     Verb(
         "events",
@@ -958,7 +995,9 @@ SHARED_VERBS = (
                 Type("integer", min=0, max=60000),
                 default=0,
             ),
-            Param("follow", "Keep streaming new events (CLI)", BOOL, default=False, cli_only=True),
+            Param(
+                "follow", "Keep streaming new events (CLI)", BOOL, default=False, cli_only="follow"
+            ),
         ),
         result=OPEN,
         right=None,
@@ -978,6 +1017,7 @@ SHARED_VERBS = (
                 "cursor": "a1b2c3:2",
             },
         ),
+        op="events.events_verb",
     ),
     Verb(
         "skill",
@@ -986,6 +1026,7 @@ SHARED_VERBS = (
         right=None,
         starts_daemon=True,
         examples=_ex({}, {"name": "venom-mem", "content": "---\nname: venom-mem\n..."}),
+        op="skill.skill_verb",
     ),
     Verb(
         "skill.install",
@@ -994,6 +1035,7 @@ SHARED_VERBS = (
         right="files",  # which no grant holds: the owner runs it (RFC-0020 section 14)
         starts_daemon=True,
         examples=_ex({}, {"paths": ["~/.claude/skills/venom-mem/SKILL.md"]}),
+        op="skill.skill_install_verb",
     ),
     Verb(
         "stop",
@@ -1006,13 +1048,15 @@ SHARED_VERBS = (
         right="files",  # which no grant holds: the owner runs it, as skill.install
         resource="*",
         examples=_ex({}, {"pid": 4242, "stopping": True}),
+        op="stop.stop_verb",
+        mcp=False,  # the human's: an agent must not end the daemon every harness shares,
     ),
     Verb(
         "restart",
         "Stop the daemon cleanly and start a new one in the background, as after an upgrade. "
         "The owner's.",
         right=None,
-        local=True,
+        local="restart",
         examples=_ex({}, {"stopped": 4242, "pid": 4243}),
     ),
     Verb(
@@ -1034,7 +1078,7 @@ SHARED_VERBS = (
             ),
         ),
         right="admin",
-        local=True,
+        local="setup",
         examples=_ex(
             {"harnesses": ["claude-code", "codex"]},
             {
@@ -1068,7 +1112,7 @@ SHARED_VERBS = (
         "serve",
         "Run the daemon in the foreground.",
         right=None,
-        local=True,
+        local="serve",
         examples=_ex({}, {}),
     ),
     Verb(
@@ -1084,7 +1128,7 @@ SHARED_VERBS = (
             ),
         ),
         right=None,
-        local=True,
+        local="mcp",
         examples=_ex({}, {}),
     ),
     Verb(
@@ -1100,7 +1144,7 @@ SHARED_VERBS = (
             ),
         ),
         right=None,
-        local=True,
+        local="ui",
         examples=_ex({}, {"url": "http://127.0.0.1:8765/?token=<secret>"}),
     ),
 )

@@ -166,7 +166,8 @@ class Field(_Frozen):
 
 class Param(_Frozen):
     """One param. ``cli_only``: the command line's own switch (``events --follow``), which
-    the CLI acts on itself: never sent to the daemon, never an MCP tool's input.
+    the CLI acts on itself by running the function of :mod:`venom_mem_cli.local` it names
+    (``"follow"``): never sent to the daemon, never an MCP tool's input.
     ``pairs_with``: given exactly when that other param is (RFC-0020 section 7's ``relation``
     and ``parent``): the other alone is ``invalid_params.missing`` naming this one, this one
     alone is its type's ``code``."""
@@ -177,7 +178,7 @@ class Param(_Frozen):
     type: Type
     required: bool
     default: Any
-    cli_only: bool
+    cli_only: str | None
     pairs_with: str | None
 
     def __init__(
@@ -187,7 +188,7 @@ class Param(_Frozen):
         type: Type,
         required: bool = False,
         default: Any = None,
-        cli_only: bool = False,
+        cli_only: str | None = None,
         *,
         pairs_with: str | None = None,
     ) -> None:
@@ -216,20 +217,42 @@ class Verb(_Frozen):
     per caller instead. Admin verbs are always checked on ``*``.
 
     ``starts_daemon``: a CLI call may launch a missing daemon (RFC-0020 section 8).
-    ``local``: runs in the CLI process, not on the daemon (``serve``, ``mcp``).
     ``reply_ms``: how long a client waits for the reply before it reports
     ``unavailable.daemon_timeout``; ``0`` means the default for the verb's right
     (:attr:`reply_budget_ms`).
     ``one_of``: a call names at least one of these params (memory.update's changes); with
     none, ``invalid_params.missing`` names the first.
+
+    Where it runs, the one table every host builds its dispatch from (docs/adr/0033); each
+    names a function as ``module.function`` in its layer's package, imported by the host
+    that runs it, which refuses to start when one is missing:
+
+    - ``use_case``: a core use case in ``venom_mem_core.usecases`` (``"memories.add_memory"``),
+      ``use_case(app, who, command)``; the daemon runs it on its writer when the verb's
+      right is ``write`` or ``admin``, on its reader pool otherwise (:attr:`runs`);
+    - ``op``: an operations verb the daemon answers from its own state, in
+      ``venom_mem_adapters.daemon.ops`` (``"doctor.doctor_verb"``);
+    - ``local``: runs in the CLI's process, not on the daemon: a function of
+      ``venom_mem_cli.local`` (``"serve"``);
+    - none of them: the connection's own handshake (``hello``).
+
+    ``audited``: the use case issues or revokes a token, so a daemon keeping an audit log
+    refuses it when the log can't be written (docs/adr/0009). ``embeds``: the function (in
+    ``venom_mem_core.usecases``) giving the text the use case will embed, so a host may
+    embed it ahead of time (docs/adr/0026). ``mcp``: the MCP server offers it as a tool;
+    by default every verb the daemon answers (a use case or an op) is one.
     """
 
     __slots__ = (
+        "audited",
+        "embeds",
         "errors",
         "examples",
         "local",
+        "mcp",
         "name",
         "one_of",
+        "op",
         "params",
         "reply_ms",
         "resource",
@@ -237,6 +260,7 @@ class Verb(_Frozen):
         "right",
         "starts_daemon",
         "summary",
+        "use_case",
     )
     name: str
     summary: str
@@ -246,10 +270,15 @@ class Verb(_Frozen):
     right: str | None
     resource: str | None
     starts_daemon: bool
-    local: bool
+    local: str | None
     examples: tuple[dict[str, Any], ...]
     reply_ms: int
     one_of: tuple[str, ...]
+    use_case: str | None
+    op: str | None
+    audited: bool
+    embeds: str | None
+    mcp: bool
 
     def __init__(
         self,
@@ -261,13 +290,26 @@ class Verb(_Frozen):
         right: str | None = "read",
         resource: str | None = None,
         starts_daemon: bool = False,
-        local: bool = False,
+        local: str | None = None,
         examples: tuple[dict[str, Any], ...] = (),
         reply_ms: int = 0,
         *,
         one_of: tuple[str, ...] = (),
+        use_case: str | None = None,
+        op: str | None = None,
+        audited: bool = False,
+        embeds: str | None = None,
+        mcp: bool | None = None,
     ) -> None:
-        self._set(one_of=one_of)
+        served = use_case is not None or op is not None
+        if (use_case is not None) + (op is not None) + (local is not None) > 1:
+            raise ValueError(f"verb {name} runs in one place: a use_case, an op or local")
+        if (audited or embeds is not None) and use_case is None:
+            raise ValueError(f"verb {name}: only a use case is audited or embeds")
+        if mcp and not served:
+            raise ValueError(f"verb {name}: an MCP tool is a verb the daemon answers")
+        self._set(one_of=one_of, use_case=use_case, op=op, audited=audited, embeds=embeds)
+        self._set(mcp=served if mcp is None else mcp)
         self._set(
             name=name,
             summary=summary,
@@ -292,6 +334,23 @@ class Verb(_Frozen):
         if self.reply_ms:
             return self.reply_ms
         return 30_000 if self.right in ("write", "admin", "files") else 10_000
+
+    @property
+    def runs(self) -> str | None:
+        """Where a call runs: ``writer`` or ``reader`` (a use case on the daemon's one writer
+        or its reader pool: every ``write`` and ``admin`` verb on the writer, so client.list
+        and grant.list run there too), ``daemon`` (an op), ``cli`` (local), or ``None``
+        (the connection's handshake)."""
+        if self.use_case is not None:
+            return "writer" if self.right in ("write", "admin") else "reader"
+        if self.op is not None:
+            return "daemon"
+        return "cli" if self.local is not None else None
+
+    @property
+    def read_only(self) -> bool:
+        """Whether a call can change nothing (MCP's ``readOnlyHint``)."""
+        return self.right in (None, "read")
 
     @property
     def noun(self) -> str | None:

@@ -499,13 +499,3 @@ def test_setup_takes_harnesses_as_words_or_flags(world: World, json_path: bool) 
     assert (bad.code, bad.json["error"]["data"]["param"]) == (2, "harnesses")
     clients = world.ok("client", "list", token=OWNER)["clients"]
     assert sorted(c["client"] for c in clients) == ["claude-code", "codex", "opencode"]
-
-
-def test_local_verbs_and_cli_switches_are_the_manifests() -> None:
-    """The manifest says which verbs run in the CLI's process and which params are the
-    CLI's own; venom_mem_cli.local only says how each runs."""
-    from venom_mem_cli.local import LOCAL_VERBS, SWITCHES
-    from venom_mem_core.manifest import MANIFEST
-
-    assert set(LOCAL_VERBS) == {v.name for v in MANIFEST.verbs if v.local}
-    assert set(SWITCHES) == {p.name for v in MANIFEST.verbs for p in v.params if p.cli_only}

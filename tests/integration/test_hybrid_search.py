@@ -21,10 +21,12 @@ import pytest
 
 from tests.support.embed_stub import EmbedStub, embed_stub
 from venom_mem_adapters.daemon.event_log import EventLog
-from venom_mem_adapters.daemon.ops.doctor import Inputs, run_checks
+from venom_mem_adapters.daemon.ops.doctor import run_checks
 from venom_mem_adapters.embeddings.service import EmbeddingService, embedder_from_config
 from venom_mem_adapters.embeddings.worker import Backoff
+from venom_mem_adapters.health import Inputs
 from venom_mem_adapters.sqlite import SqliteStore
+from venom_mem_adapters.sqlite.backend import SqliteBackend
 from venom_mem_core import LocalClient
 from venom_mem_core.clock import FixedClock, SystemClock
 from venom_mem_core.config import Config, EmbeddingsConfig
@@ -157,7 +159,7 @@ async def doctor(lib: Lib, cfg: EmbeddingsConfig | None = None) -> dict[str, dic
         facts=lib.service.embedding_facts(),
         health=getattr(lib.app.embedder, "last_health", None),
     )
-    report = await anyio.to_thread.run_sync(run_checks, inputs)
+    report = await anyio.to_thread.run_sync(run_checks, inputs, SqliteBackend(lib.store.path))
     return {c["id"]: c for c in report["checks"] if c["id"].startswith("embeddings.")}
 
 

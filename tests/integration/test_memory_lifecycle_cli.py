@@ -213,7 +213,7 @@ def test_a_serving_daemon_sweeps_tombstones_on_its_timer(tmp_path: Path) -> None
 
     import anyio
 
-    from venom_mem_adapters.daemon.server import DaemonPaths
+    from venom_mem_adapters.daemon.context import DaemonPaths
     from venom_mem_adapters.sqlite import SqliteStore
     from venom_mem_cli.bootstrap import build_daemon
     from venom_mem_core.clock import FixedClock

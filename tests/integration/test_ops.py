@@ -23,7 +23,7 @@ from tests.support.daemon_env import VENOM_MEM, World
 from tests.support.mcp_stdio import EXCLUDED_VERBS
 from venom_mem_adapters.daemon.event_log import EventLog
 from venom_mem_adapters.daemon.ops.audit import AuditLog, read_entries
-from venom_mem_adapters.daemon.ops.doctor import Inputs, run_checks
+from venom_mem_adapters.daemon.ops.doctor import run_checks
 from venom_mem_adapters.daemon.ops.events import (
     Cursor,
     parse_cursor,
@@ -31,8 +31,10 @@ from venom_mem_adapters.daemon.ops.events import (
     visible,
     wait_for_append,
 )
+from venom_mem_adapters.health import Inputs
 from venom_mem_adapters.mcp.tools import build_catalog
 from venom_mem_adapters.sqlite import SqliteStore
+from venom_mem_adapters.sqlite.backend import SqliteBackend
 from venom_mem_cli.app import build_cli
 from venom_mem_cli.argv import extra_flags
 from venom_mem_cli.fixes import STARTS_ON_DEMAND as STARTS
@@ -243,7 +245,8 @@ def test_doctor_warns_on_a_remote_provider_and_never_shows_the_key(store_path: P
             store=store_path,
             config=http_config("https://embeddings.example.com/v1"),
             on_demand=False,
-        )
+        ),
+        SqliteBackend(store_path),
     )
     checks = checks_by_id(report)
     assert report["status"] == 1
@@ -264,7 +267,8 @@ def test_doctor_reads_the_embedding_workers_facts(store_path: Path) -> None:
             config=config,
             on_demand=True,
             facts={"last_error": "HTTP 500 from the server", "pending_over_hour": 3, "vectors": 11},
-        )
+        ),
+        SqliteBackend(store_path),
     )
     checks = checks_by_id(report)
     assert checks["embeddings.remote"]["status"] == "ok"
@@ -276,7 +280,8 @@ def test_doctor_reads_the_embedding_workers_facts(store_path: Path) -> None:
     assert report["status"] == 1
 
     quiet = run_checks(
-        Inputs(store=store_path, config=config, on_demand=True, facts={"last_error": None})
+        Inputs(store=store_path, config=config, on_demand=True, facts={"last_error": None}),
+        SqliteBackend(store_path),
     )
     quiet_checks = checks_by_id(quiet)
     assert quiet_checks["embeddings.health"]["message"] == "The last embeddings call succeeded"
@@ -288,7 +293,8 @@ def test_doctor_reads_the_embedding_workers_facts(store_path: Path) -> None:
 
 def test_doctor_fails_store_open_for_a_missing_store(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere" / "store.db"
-    report = run_checks(Inputs(store=missing, config=Config.defaults(), on_demand=True))
+    inputs = Inputs(store=missing, config=Config.defaults(), on_demand=True)
+    report = run_checks(inputs, SqliteBackend(missing))
     checks = checks_by_id(report)
     assert report["status"] == 2
     assert checks["store.open"]["status"] == "fail"

@@ -27,7 +27,8 @@ import apsw
 import attrs
 
 from venom_mem_adapters.config_file import load_config
-from venom_mem_adapters.daemon.server import Daemon, DaemonPaths
+from venom_mem_adapters.daemon.context import DaemonPaths
+from venom_mem_adapters.daemon.server import Daemon
 from venom_mem_adapters.sqlite import SqliteStore, StoreLock, open_connection
 from venom_mem_cli.bootstrap import build_daemon
 

@@ -1,87 +1,89 @@
-"""Typed commands at the boundary: each core verb's command is held to its manifest params,
-and the one converter turns its structure errors into ``invalid_params.*`` with the param."""
+"""Typed commands at the boundary: each core verb's command is made from its manifest params
+(a class that declares other types is refused at import), and the one converter turns its
+structure errors into ``invalid_params.*`` with the param."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-import types
-import typing
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import pytest
+from attrs import AttrsInstance
 
 from venom_mem_core.commands import (
     COMMANDS,
     ID_PREFIXES,
     AddMemory,
     Command,
+    ListMemories,
     MemoryId,
     SessionId,
+    derived,
 )
 from venom_mem_core.converter import structure_command
 from venom_mem_core.errors import VenomError
-from venom_mem_core.manifest_types import Param, Type
+from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.params import check_params
 from venom_mem_core.records import Grant
-from venom_mem_core.usecases.verbs import VERBS
 
-CORE = {name: b for name, b in VERBS.items() if b.runs != "daemon"}
+CORE = {verb.name: verb for verb in MANIFEST.verbs if verb.use_case is not None}
 
 
 def _fields(cls: type[Command]) -> tuple[attrs.Attribute[Any], ...]:
-    attrs.resolve_types(cls)
-    found: tuple[attrs.Attribute[Any], ...] = attrs.fields(cls)
+    found: tuple[attrs.Attribute[Any], ...] = attrs.fields(cast("type[AttrsInstance]", cls))
     return found
 
 
-def _is_union(annotation: Any) -> bool:
-    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
-
-
-def _members(annotation: Any) -> set[Any]:
-    """The types an annotation allows besides ``None``."""
-    if not _is_union(annotation):
-        return {annotation}
-    return {a for a in typing.get_args(annotation) if a is not type(None)}
-
-
-def _expected_type(type_: Type) -> set[Any]:
-    """What a checked value of ``type_`` becomes in a command (IDs parsed, arrays tuples)."""
-    if type_.id_prefix is not None:
-        return {t for t, prefix in ID_PREFIXES.items() if prefix == type_.id_prefix}
-    if type_.kind == "array":
-        assert type_.items is not None
-        item = Grant if type_.items.kind == "object" else str
-        return {tuple[item, ...]}  # type: ignore[valid-type]  # item is a class here
-    return {{"string": str, "integer": int, "boolean": bool}[type_.kind]}
-
-
-def test_every_core_verb_has_one_command_and_no_daemon_verb_has_one() -> None:
+def test_every_verb_with_a_use_case_has_a_command_made_from_its_params() -> None:
     assert set(COMMANDS) == set(CORE)
     for name, cls in COMMANDS.items():
-        assert name == cls.VERB
-        assert attrs.has(cls)
+        assert (cls.VERB, attrs.has(cls)) == (name, True)
+        params = [p for p in CORE[name].params if not p.cli_only]
+        assert [f.name for f in _fields(cls)] == [p.name for p in params]
+        for field, param in zip(_fields(cls), params, strict=True):
+            assert field.kw_only, field.name
+            assert field.default == (attrs.NOTHING if param.required else param.default)
 
 
-@pytest.mark.parametrize("verb", sorted(CORE))
-def test_a_commands_fields_are_its_verbs_params(verb: str) -> None:
-    """Names in manifest order, required or optional, defaults and the types the checked
-    values become: the manifest's, so the command states no rule of its own."""
-    params: tuple[Param, ...] = CORE[verb].verb.params
-    fields = _fields(COMMANDS[verb])
-    assert [f.name for f in fields] == [p.name for p in params if not p.cli_only]
-    for field, param in zip(fields, params, strict=False):
-        assert field.kw_only, field.name
-        if param.required:
-            assert field.default is attrs.NOTHING, field.name
-        else:
-            assert field.default == param.default, field.name
-        assert _members(field.type) == _expected_type(param.type), field.name
-        optional = _is_union(field.type)
-        assert optional == (not param.required and param.default is None), field.name
+def test_defaults_come_from_the_manifest() -> None:
+    limit = next(p for p in CORE["memory.list"].params if p.name == "limit")
+    assert ListMemories().limit == limit.default == 50  # written once, in the manifest
+    assert AddMemory(space="user", content="x").kind == "note"
+    assert AddMemory(space="user", content="x").importance is None  # the use case says normal
+
+
+def test_ids_lists_and_grants_become_their_python_types() -> None:
+    types_ = {f.name: f.type for f in _fields(ListMemories)}
+    assert types_["session"] == SessionId | None
+    assert types_["after"] == MemoryId | None
+    assert types_["spaces"] == tuple[str, ...] | None
+    assert types_["limit"] is int
+    assert {f.name: f.type for f in _fields(COMMANDS["grant.issue"])}["grants"] == tuple[Grant, ...]
+    assert ID_PREFIXES[SessionId] == "s"
+
+
+def test_a_class_declaring_other_types_than_the_manifest_is_refused() -> None:
+    class WrongLimit(Command):
+        spaces: tuple[str, ...] | None
+        limit: str  # the manifest's limit is an integer
+
+    wrong = r"WrongLimit \(memory.list\).*limit: <class 'str'> where the manifest gives <cl"
+    with pytest.raises(TypeError, match=wrong):
+        derived("memory.list")(WrongLimit)
+
+    class Extra(Command):
+        space: str
+        content: str
+        colour: str
+
+    with pytest.raises(TypeError, match=r"memory.add.*colour is no param"):
+        derived("memory.add")(Extra)
+
+    with pytest.raises(TypeError, match="ping is no core verb"):
+        derived("ping")(Extra)
 
 
 def test_commands_are_frozen_and_hold_tuples() -> None:
@@ -90,13 +92,13 @@ def test_commands_are_frozen_and_hold_tuples() -> None:
     assert isinstance(cmd, AddMemory)
     assert cmd.tags == ("a",)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
-        cmd.space = "other"  # type: ignore[misc]  # what the test proves impossible
+        cmd.space = "other"  # what the test proves impossible (mypy sees no attrs class)
 
 
 @pytest.mark.parametrize("verb", sorted(CORE))
 def test_each_manifest_example_structures_into_its_command(verb: str) -> None:
-    for example in CORE[verb].verb.examples:
-        checked = check_params(CORE[verb].verb, example["params"])
+    for example in CORE[verb].examples:
+        checked = check_params(CORE[verb], example["params"])
         cmd = structure_command(verb, checked)
         assert isinstance(cmd, COMMANDS[verb])
 
@@ -159,12 +161,13 @@ def test_structure_errors_are_invalid_params_naming_the_param(
 
 
 def test_only_the_boundary_imports_cattrs() -> None:
-    """The CLI's path (the manifest, its checks, the registry the MCP catalog reads) never
-    loads cattrs; making a command does."""
+    """The CLI's path (the manifest, its checks) and the core's dispatch table never load
+    cattrs; making a command does."""
     probe = (
         "import sys\n"
         "import venom_mem_core, venom_mem_core.params, venom_mem_core.dispatch\n"
-        "import venom_mem_core.usecases.verbs\n"
+        "from venom_mem_core.usecases.verbs import use_cases\n"
+        "use_cases()\n"
         "before = 'cattrs' in sys.modules\n"
         "from venom_mem_core.usecases.verbs import command\n"
         "command('whoami', {})\n"

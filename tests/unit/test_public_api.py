@@ -94,7 +94,8 @@ def test_the_whole_core_does_no_io() -> None:
     loaded = _modules_after(
         "import venom_mem_core\n"
         "for name in venom_mem_core.__all__: getattr(venom_mem_core, name)\n"
-        "import venom_mem_core.usecases.verbs, venom_mem_core.dispatch"
+        "import venom_mem_core.usecases.verbs, venom_mem_core.dispatch\n"
+        "venom_mem_core.usecases.verbs.use_cases()  # every use case, imported"
     )
     assert [m for m in loaded if m != "attrs"] == []
 
@@ -115,12 +116,11 @@ def test_the_readmes_in_process_example_runs_on_both_stores(tmp_path: Path) -> N
 
 def test_local_client_answers_every_manifest_verb_or_unsupported() -> None:
     """In process, every manifest verb is answered by its use case, or is
-    ``unsupported.verb`` when only a daemon answers it (the registry's ``daemon`` verbs,
-    ``hello`` among them), never a KeyError."""
+    ``unsupported.verb`` when only a daemon answers it (the manifest's ``op`` verbs, and
+    ``hello``), never a KeyError."""
     from venom_mem_core import App, InMemoryStore, LocalClient, Principal, SystemClock
     from venom_mem_core.errors import VenomError
     from venom_mem_core.manifest import MANIFEST
-    from venom_mem_core.usecases.verbs import VERBS
 
     owner = Principal(id="owner", label="owner")
     codes: dict[str, str] = {}
@@ -134,7 +134,7 @@ def test_local_client_answers_every_manifest_verb_or_unsupported() -> None:
                 codes[verb.name] = error.code
             else:
                 codes[verb.name] = "ok"
-    daemon_only = {name for name, binding in VERBS.items() if binding.runs == "daemon"}
+    daemon_only = {verb.name for verb in MANIFEST.verbs if verb.runs in ("daemon", None)}
     assert {"hello", "ping", "doctor", "events", "config.get", "skill"} <= daemon_only
     unsupported = {name for name, code in codes.items() if code == "unsupported.verb"}
     local = {verb.name for verb in MANIFEST.verbs if verb.local}  # the CLI's own: serve, mcp

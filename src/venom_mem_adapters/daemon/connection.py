@@ -18,7 +18,7 @@ import math
 import select
 import socket
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
@@ -29,12 +29,12 @@ from venom_mem_core.usecases import principals
 
 from ..wire import MAX_FRAME, decode_frame, encode_frame
 from . import mcp_session
-from .flow import FrameReader, FrameTooLong
+from .flow import ByteBudget, FrameReader, FrameTooLong
 
 if TYPE_CHECKING:
-    from .server import Daemon
+    from venom_mem_core.usecases.app import App
 
-__all__ = ["CALLER", "MAX_IN_FLIGHT_PER_CONNECTION", "Connection", "error_reply"]
+__all__ = ["CALLER", "MAX_IN_FLIGHT_PER_CONNECTION", "Connection", "Dispatcher", "error_reply"]
 
 log = logging.getLogger("venom_mem.daemon")
 
@@ -48,6 +48,26 @@ SEND_TIMEOUT_S = 60.0
 # The connection a request came on (None for the daemon's own jobs): whose turn it is at the
 # readers and the writer.
 CALLER: contextvars.ContextVar[object | None] = contextvars.ContextVar("caller", default=None)
+
+
+class Dispatcher(Protocol):
+    """What a connection asks of the daemon that accepted it (server.py's ``Daemon``)."""
+
+    @property
+    def app(self) -> App: ...
+
+    @property
+    def frame_budget(self) -> ByteBudget: ...
+
+    async def hello(
+        self, params: Any, peer_uid: int | None
+    ) -> tuple[Principal, dict[str, Any]]: ...
+
+    async def sync_clients(self) -> None: ...
+
+    async def dispatch(
+        self, principal: Principal, verb_name: Any, params: Any
+    ) -> dict[str, Any]: ...
 
 
 def _peer_uid(stream: anyio.abc.SocketStream) -> int | None:
@@ -102,7 +122,7 @@ _FRAME_SHAPE = 'a request is {"id": ..., "verb": ..., "params": {...}}'
 class Connection:
     """One client connection: hello first, then pipelined requests."""
 
-    def __init__(self, daemon: Daemon, stream: anyio.abc.SocketStream) -> None:
+    def __init__(self, daemon: Dispatcher, stream: anyio.abc.SocketStream) -> None:
         self.daemon = daemon
         self.stream = stream
         self.principal: Principal | None = None

@@ -2,10 +2,11 @@
 
 One connection is one caller. After ``hello`` every request is checked against the
 manifest and the caller's rights before any handler runs (:func:`venom_mem_core.dispatch.
-prepare`). The core's verb registry (``venom_mem_core.usecases.verbs.VERBS``) says what
-answers a verb and where it runs: writes one at a time on the store's one writer, reads on a
-small pool of read-only connections (so a read answers while a write is held), and the
-operations verbs here, from the daemon's own state (:mod:`.ops`). A query the use case will
+prepare`). The manifest says what answers a verb and where it runs (docs/adr/0033): a core
+use case (looked up by :func:`venom_mem_core.usecases.verbs.use_cases` when the daemon is
+built), writes one at a time on the store's one writer, reads on a small pool of read-only
+connections (so a read answers while a write is held); or an operations verb answered from
+the daemon's own state (:mod:`.ops`). A query the use case will
 embed is embedded first, off the pool, within ``embeddings.query_timeout_ms``. Requests on a
 connection may be pipelined and are answered as they finish, each reply carrying its
 request's ``id``.
@@ -25,8 +26,7 @@ import logging
 import os
 import resource
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -38,26 +38,27 @@ from venom_mem_core.commands import Command
 from venom_mem_core.config import Config
 from venom_mem_core.dispatch import prepare
 from venom_mem_core.errors import VenomError
-from venom_mem_core.manifest_types import Verb
+from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.ports import Embedder, SharedPrincipals
 from venom_mem_core.records import Grant, Principal
 from venom_mem_core.usecases import principals
 from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.memories import sweep_tombstones
 from venom_mem_core.usecases.search import embed_text
-from venom_mem_core.usecases.verbs import VERBS, Binding, command
+from venom_mem_core.usecases.verbs import UseCase, command, use_cases
 
-from ..sqlite.errors import is_disk_full
 from .connection import CALLER, Connection
+from .context import DaemonPaths, Request
 from .event_log import EventLog
 from .flow import ByteBudget, FairGate, HeapTrimmer
 from .writer import WriterThread
 
 if TYPE_CHECKING:
     from ..embeddings.service import EmbeddingService
+    from ..store_backend import StoreBackend
     from .ops import Ops
 
-__all__ = ["Daemon", "DaemonHandler", "DaemonPaths", "Request"]
+__all__ = ["Daemon"]
 
 log = logging.getLogger("venom_mem.daemon")
 
@@ -80,19 +81,6 @@ DISK_PROBE_MAX_S = 2.0
 ERASE_RETRY_S = 30.0
 
 T = TypeVar("T")
-
-
-@attrs.frozen(kw_only=True)
-class Request:
-    """What a daemon-level handler gets: the caller, the checked params, the verb."""
-
-    daemon: Daemon
-    principal: Principal
-    verb: Verb
-    params: dict[str, Any]
-
-
-DaemonHandler = Callable[[Request], Awaitable[dict[str, Any]]]
 
 
 class Embedded:
@@ -132,13 +120,18 @@ class DiskFull:
         self._next = time.monotonic() + self._wait_s
 
 
-@attrs.frozen(kw_only=True)
-class DaemonPaths:
-    """Where this daemon's files are, for doctor, store.status and config verbs."""
-
-    socket: Path
-    store: Path
-    config: Path
+def _check_served(core: Mapping[str, UseCase], ops: Ops) -> None:
+    """Refuse to serve a manifest whose daemon verbs aren't all answered here: each has its
+    use case or its op (``hello`` is the connection's own)."""
+    for verb in MANIFEST.verbs:
+        answered = verb.name in core or verb.name in ops.handlers
+        if not answered and verb.local is None and verb.name != "hello":
+            raise VenomError(
+                "failed.internal",
+                f"verb {verb.name} is answered by nothing in this daemon: the manifest "
+                "gives it no use_case or op",
+                {"verb": verb.name},
+            )
 
 
 class Daemon:
@@ -158,6 +151,7 @@ class Daemon:
         paths: DaemonPaths,
         on_demand: bool,
         ops: Ops,
+        backend: StoreBackend,
         embeddings: EmbeddingService | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
@@ -170,6 +164,9 @@ class Daemon:
         self.source = events.source
         self.version = venom_mem_core.__version__
         self.ops = ops
+        self.core = use_cases()  # every use case looked up: one missing stops the start
+        _check_served(self.core, ops)
+        self.backend = backend
         self.embeddings = embeddings
         self._writer = WriterThread()
         self._readers = FairGate(READERS)
@@ -183,10 +180,12 @@ class Daemon:
         self._stopping = anyio.Event()
         self.write_failure: str | None = None
         self._clients_seen: str | None = None  # the store's clients counter last reloaded
-        # Asked once: a store others write too says so by its type (ports.SharedPrincipals).
-        self._shared: SharedPrincipals | None = (
-            app.store if isinstance(app.store, SharedPrincipals) else None
-        )
+        # Asked once, of the backend: a store other daemons write too (docs/adr/0028).
+        self._shared: SharedPrincipals | None = None
+        if backend.shared:
+            if not isinstance(app.store, SharedPrincipals):
+                raise VenomError("failed.internal", f"a {backend.name} store reads no clients")
+            self._shared = app.store
         self.disk_full: DiskFull | None = None
 
     # Serving ------------------------------------------------------------------------------
@@ -365,30 +364,26 @@ class Daemon:
 
     async def dispatch(self, principal: Principal, verb_name: Any, params: Any) -> dict[str, Any]:
         verb, checked = prepare(verb_name, params, principal)
-        binding = VERBS.get(verb.name)
-        if binding is None or binding.runs == "daemon":
+        core = self.core.get(verb.name)
+        if core is None:
             handler = self.ops.handlers.get(verb.name)
-            if handler is None:  # hello after hello, or a verb this daemon doesn't serve
+            if handler is None:  # hello after hello
                 raise VenomError("unsupported.verb", f"{verb.name} is not served by this daemon")
             return await handler(
                 Request(daemon=self, principal=principal, verb=verb, params=checked)
             )
         cmd = command(verb.name, checked)
-        if binding.audited:
+        if verb.audited:
             await self.ops.audit.check()
-        return await self.run_core(binding, principal, cmd)
+        return await self.run_core(core, principal, cmd)
 
-    async def run_core(
-        self, binding: Binding, principal: Principal, cmd: Command
-    ) -> dict[str, Any]:
+    async def run_core(self, core: UseCase, principal: Principal, cmd: Command) -> dict[str, Any]:
         """Run a core use case off the reactor: writes one at a time, reads on the pool."""
-        handler = binding.handler
-        assert handler is not None  # the registry gives every reader and writer verb one
         app = self.app
-        if binding.embeds is not None and app.embedder is not None:
-            app = await self._embedded_ahead(app, binding.embeds(app, cmd))
-        call = functools.partial(handler, app, principal, cmd)
-        if binding.runs == "writer":
+        if core.embeds is not None and app.embedder is not None:
+            app = await self._embedded_ahead(app, core.embeds(app, cmd))
+        call = functools.partial(core.run, app, principal, cmd)
+        if core.verb.runs == "writer":
             return await self.in_writer(call)
         return await self.in_reader(call)
 
@@ -415,11 +410,13 @@ class Daemon:
             return await anyio.to_thread.run_sync(fn)
 
     async def in_writer(self, fn: Callable[[], T]) -> T:
-        """Run a write on the writer. After an I/O failure or corruption on a write, later
-        writes are refused until a restart: an fsync that failed once may have lied, so
-        retrying it could acknowledge data that isn't on disk. Reads go on.
+        """Run a write on the writer. After a failure the backend says latches
+        (``StoreBackend.latches``: I/O failure or corruption), later writes are refused
+        until a restart: an fsync that failed once may have lied, so retrying it could
+        acknowledge data that isn't on disk. Reads go on.
 
-        A full disk is different (the kernel refused the bytes; nothing was acknowledged):
+        A full disk (``StoreBackend.is_disk_full``) is different (the kernel refused the
+        bytes; nothing was acknowledged):
         writes are refused without touching the store, except one let through as a probe
         each time the backoff (DISK_PROBE_FIRST_S doubling to DISK_PROBE_MAX_S) runs out.
         The first write that succeeds ends it, with no restart."""
@@ -435,13 +432,13 @@ class Daemon:
             async with self._writes.slot(CALLER.get()):
                 result = await self._writer.run(fn)
         except VenomError as error:
-            if is_disk_full(error):
+            if self.backend.is_disk_full(error):
                 if self.disk_full is None:
                     log.error("the disk is full; writes resume once one succeeds: %s", error)
                     self.disk_full = DiskFull(error)
                 else:
                     self.disk_full.failed_again(error)
-            elif error.code == "failed.store":
+            elif self.backend.latches(error):
                 self.write_failure = error.message
                 log.error("store failure on a write; refusing writes until restart: %s", error)
             raise

@@ -61,7 +61,7 @@ from .vector_rows import HasVectorRows, MemoryFacets, PendingText
 from .worker import Backoff, EmbeddingWorker
 
 if TYPE_CHECKING:
-    from ..daemon.ops.doctor import EmbeddingFacts
+    from .facts import EmbeddingFacts
 
 __all__ = ["EmbeddingService", "EventFeed", "embedder_from_config"]
 

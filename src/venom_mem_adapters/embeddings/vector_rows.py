@@ -2,9 +2,10 @@
 
 A store that can serve embeddings has ``vector_rows()`` (:class:`HasVectorRows`), which gives
 a :class:`VectorRowStore`: ``read()`` opens one snapshot and ``write()`` one write
-transaction, each yielding the statements of ``memory_vectors`` bound to it. The SQLite store
-implements it in ``sqlite/vectors.py`` on apsw, the PostgreSQL store in
-``postgres/vectors.py`` on psycopg; the service (service.py) is one code path over either.
+transaction, each yielding the statements of ``memory_vectors`` bound to it. Both SQL stores
+give one class, ``sql_vectors.SqlVectorRows``, over their own statements (``sqlite/vectors.py``
+on apsw, ``postgres/vectors.py`` on psycopg); the service (service.py) is one code path over
+either.
 
 The encoding is the same everywhere (RFC-0020 section 6): a vector is stored normalized to
 length 1, little-endian float32, with its model's name. A memory is *pending* when it is live

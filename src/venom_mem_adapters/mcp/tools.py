@@ -1,7 +1,8 @@
 """The MCP tool catalog, generated from the manifest at runtime (CONTRACT section 7).
 
-One tool per verb that runs on the daemon, except ``hello`` (the connection's own handshake)
-and the local verbs (``serve``, ``mcp``). ``events`` is a one-shot tool: its CLI-only
+One tool per verb the manifest offers MCP (``Verb.mcp``: every verb the daemon answers but
+``stop``, which is the human's; not ``hello``, the connection's own handshake, nor the CLI's
+local verbs, docs/adr/0033). ``events`` is a one-shot tool: its CLI-only
 ``follow`` param is left out. The name is the verb's with ``_`` written ``_u`` and then ``.``
 written ``_d`` (``memory.add`` is ``memory_dadd``). ``inputSchema`` is the params' JSON Schema,
 the description is the verb's summary, and ``outputSchema`` is the result's shape when the
@@ -36,11 +37,9 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.manifest_types import Manifest, Verb
 from venom_mem_core.params import check_params, json_schema, params_schema
-from venom_mem_core.usecases.verbs import VERBS
 
 __all__ = [
     "AUDIENCES",
-    "EXCLUDED_VERBS",
     "INSTRUCTIONS",
     "SERVER_NAME",
     "ToolSpec",
@@ -58,9 +57,6 @@ INSTRUCTIONS = (
     f"{MANIFEST.summary}. Use spaces `user` for what is true of this person everywhere and "
     f"`project/<repository directory name>` for one repository. {T1_SENTENCE}"
 )
-# hello is the connection's own handshake; stop is the human's (an agent must not end the
-# daemon every other harness shares, even as the owner).
-EXCLUDED_VERBS = frozenset({"hello", "serve", "mcp", "stop"})
 # Which rights' verbs each kind of caller is shown (None: verbs anyone may call).
 AUDIENCES: Mapping[str, frozenset[str | None] | None] = {
     "owner": None,  # every tool
@@ -174,7 +170,7 @@ def exposed_verbs(manifest: Manifest, audience: str = "owner") -> Iterable[Verb]
     """The verbs that become tools for ``audience``, in manifest order."""
     rights = AUDIENCES[audience]
     for verb in manifest.verbs:
-        if verb.name not in VERBS or verb.name in EXCLUDED_VERBS:  # served by no daemon
+        if not verb.mcp:
             continue
         if rights is not None and verb.right not in rights:
             continue
@@ -191,7 +187,7 @@ def build_catalog(manifest: Manifest, audience: str = "owner") -> dict[str, Tool
             description=verb.summary,
             input_schema=params_schema(verb),
             output_schema=_output_schema(verb),
-            read_only=VERBS[verb.name].read_only,
+            read_only=verb.read_only,
         )
         catalog[spec.name] = spec
     return catalog

@@ -31,7 +31,7 @@ from .migrations import DEFAULT_MIGRATIONS, Migration, migrate
 from .tx import PgReadTx, PgWriteTx
 
 if TYPE_CHECKING:
-    from .vectors import PgVectorRows
+    from ..sql_vectors import SqlVectorRows
 
 __all__ = ["PostgresStore"]
 
@@ -143,11 +143,12 @@ class PostgresStore(SqlStore):
             ).fetchone()  # one statement, one round trip: it runs before every token's request
         return str(row[0]) if row else "0"
 
-    def vector_rows(self) -> PgVectorRows:
+    def vector_rows(self) -> SqlVectorRows[PgReadTx]:
         """``memory_vectors`` for the embedding service (embeddings/vector_rows.py)."""
-        from .vectors import PgVectorRows  # numpy: only when embeddings are on
+        from ..sql_vectors import SqlVectorRows  # numpy: only when embeddings are on
+        from .vectors import PgVectors
 
-        return PgVectorRows(self)
+        return SqlVectorRows(self, lambda tx: PgVectors(tx.connection))
 
     # -- maintenance ---------------------------------------------------------------------
 

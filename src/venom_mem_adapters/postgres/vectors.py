@@ -1,5 +1,6 @@
-"""The ``memory_vectors`` table on PostgreSQL: the embedding service's port
-(embeddings/vector_rows.py) over a PostgresStore, the statements of ``sql_vectors.py``.
+"""The ``memory_vectors`` table on PostgreSQL: the statements of ``sql_vectors.py`` on a
+psycopg connection, which the store (store.py) binds to its transactions through
+:class:`~venom_mem_adapters.sql_vectors.SqlVectorRows`.
 
 The encoding is the SQLite store's: little-endian float32 unit vectors in ``bytea``, with the
 model's name; ``memories_vector_stale`` (schema.py) deletes a vector when its memory's title
@@ -20,19 +21,14 @@ several daemons on one database change (docs/adr/0028):
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 
 from ..sql_tx import Row
 from ..sql_vectors import LOAD_COLUMNS, SqlVectors
 
-if TYPE_CHECKING:
-    from ..embeddings.vector_rows import VectorRowStore
-    from .store import PostgresStore
-
-__all__ = ["PgVectorRows", "PgVectors"]
+__all__ = ["PgVectors"]
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 _PAGE = 16384  # rows per page: about 50 MB of 768-dimension vectors (2-3 s at 100k here)
@@ -67,26 +63,3 @@ class PgVectors(SqlVectors):
             if len(page) < _PAGE:
                 return
             after = int(page[-1][0])
-
-
-class PgVectorRows:
-    """The embedding service's VectorRowStore on a PostgresStore's transactions."""
-
-    def __init__(self, store: PostgresStore) -> None:
-        self._store = store
-
-    @contextmanager
-    def read(self) -> Iterator[PgVectors]:
-        with self._store.read() as tx:
-            yield PgVectors(tx.connection)
-
-    @contextmanager
-    def write(self) -> Iterator[PgVectors]:
-        with self._store.write() as tx:
-            yield PgVectors(tx.connection)
-
-
-if TYPE_CHECKING:
-
-    def _conforms(store: PostgresStore) -> VectorRowStore:
-        return PgVectorRows(store)

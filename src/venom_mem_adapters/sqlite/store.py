@@ -40,7 +40,7 @@ from .paths import (
 from .tx import SqliteReadTx, SqliteWriteTx
 
 if TYPE_CHECKING:
-    from .vectors import SqliteVectorRows
+    from ..sql_vectors import SqlVectorRows
 
 __all__ = ["SqliteStore"]
 
@@ -183,11 +183,12 @@ class SqliteStore(SqlStore):
             finally:
                 self._writing_thread = None
 
-    def vector_rows(self) -> SqliteVectorRows:
+    def vector_rows(self) -> SqlVectorRows[SqliteReadTx]:
         """``memory_vectors`` for the embedding service (embeddings/vector_rows.py)."""
-        from .vectors import SqliteVectorRows  # numpy: only when embeddings are on
+        from ..sql_vectors import SqlVectorRows  # numpy: only when embeddings are on
+        from .vectors import SqliteVectors
 
-        return SqliteVectorRows(self)
+        return SqlVectorRows(self, lambda tx: SqliteVectors(tx.connection))
 
     # -- maintenance ---------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
-"""The ``memory_vectors`` statements (sql_vectors.py) on an apsw connection, and
-:class:`SqliteVectorRows`, the embedding service's port (embeddings/vector_rows.py) over a
-SqliteStore: its reader snapshots and its one writer's transactions.
+"""The ``memory_vectors`` statements (sql_vectors.py) on an apsw connection; the store
+(store.py) binds them to its reader snapshots and its one writer's transactions through
+:class:`~venom_mem_adapters.sql_vectors.SqlVectorRows`.
 
 Every statement runs inside whatever transaction its caller opened (the writer's IMMEDIATE
 transaction for changes, a reader's snapshot for queries) and translates apsw errors like
@@ -11,8 +11,7 @@ insert of :meth:`SqlVectors.upsert_vector` atomic, so it takes no lock of its ow
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
@@ -20,11 +19,7 @@ from ..sql_tx import Row
 from ..sql_vectors import LOAD_COLUMNS, SqlVectors
 from .errors import translated
 
-if TYPE_CHECKING:
-    from ..embeddings.vector_rows import VectorRowStore
-    from .store import SqliteStore
-
-__all__ = ["SqliteVectorRows", "SqliteVectors"]
+__all__ = ["SqliteVectors"]
 
 
 class SqliteVectors(SqlVectors):
@@ -47,27 +42,3 @@ class SqliteVectors(SqlVectors):
     def _vector_rows(self) -> Iterator[Row]:
         with translated(self._path):
             yield from self._connection.execute(f"SELECT {LOAD_COLUMNS}")
-
-
-class SqliteVectorRows:
-    """The embedding service's :class:`~venom_mem_adapters.embeddings.vector_rows.VectorRowStore`
-    on a SqliteStore: its reader snapshots and its one writer's transactions."""
-
-    def __init__(self, store: SqliteStore) -> None:
-        self._store = store
-
-    @contextmanager
-    def read(self) -> Iterator[SqliteVectors]:
-        with self._store.read() as tx:
-            yield SqliteVectors(tx.connection)
-
-    @contextmanager
-    def write(self) -> Iterator[SqliteVectors]:
-        with self._store.write() as tx:
-            yield SqliteVectors(tx.connection)
-
-
-if TYPE_CHECKING:
-
-    def _conforms(store: SqliteStore) -> VectorRowStore:
-        return SqliteVectorRows(store)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..commands import ListMemories, SearchMemories
+from ..commands import Filters, ListMemories, SearchMemories
 from ..errors import VenomError
 from ..fusion import FUSIONS, fuse_lists
 from ..grants import Access, Resource, check, readable_memories
@@ -36,9 +36,7 @@ from .sessions import check_session_readable, lineage
 __all__ = ["embed_text", "list_memories", "query_text", "search_memories"]
 
 
-def _filter(
-    tx: ReadTx, who: Principal, cmd: SearchMemories | ListMemories, *, include_deleted: bool
-) -> MemoryFilter:
+def _filter(tx: ReadTx, who: Principal, cmd: Filters, *, include_deleted: bool) -> MemoryFilter:
     """Check each explicit space and the session in full, then build the filter."""
     if cmd.spaces is not None:
         for space in cmd.spaces:

@@ -1,7 +1,7 @@
 """Operations verbs served by the daemon itself, one module each: ``ping`` and ``stop``
 (:mod:`.stop`), ``doctor``, ``config.*`` (:mod:`.config_verbs`), ``events``, ``skill`` and
-``skill.install``, ``audit``. These are the verbs the core's registry
-(:data:`venom_mem_core.usecases.verbs.VERBS`) says run on the ``daemon``.
+``skill.install``, ``audit``: the manifest verbs whose ``op`` names a function here
+(``"doctor.doctor_verb"``), looked up by :func:`handlers` when a daemon is built.
 
 :class:`Ops` is their state, one per daemon: the lock that keeps config changes one at a
 time, the audit log and the cache of session reporters. :meth:`Ops.start` starts what runs
@@ -11,40 +11,37 @@ subscriptions to the event log); the function that builds a daemon calls it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
 
+from venom_mem_core.lookup import find
+from venom_mem_core.manifest import MANIFEST
+from venom_mem_core.manifest_types import Manifest
 from venom_mem_core.ports import Store
 
+from ..context import DaemonHandler
 from ..event_log import EventLog
-from ..server import DaemonHandler
-from . import audit, config_verbs, doctor, events, skill, stop
+from . import audit
 from .events import Reporters
 
-__all__ = ["HANDLERS", "Ops"]
+__all__ = ["Ops", "handlers"]
 
-HANDLERS: Mapping[str, DaemonHandler] = {
-    "ping": stop.ping_verb,
-    "doctor": doctor.doctor_verb,
-    "config.get": config_verbs.config_get,
-    "config.set": config_verbs.config_set,
-    "config.reload": config_verbs.config_reload,
-    "events": events.events_verb,
-    "skill": skill.skill_verb,
-    "skill.install": skill.skill_install_verb,
-    "audit": audit.audit_verb,
-    "stop": stop.stop_verb,
-}
+
+@functools.cache
+def handlers(manifest: Manifest = MANIFEST) -> Mapping[str, DaemonHandler]:
+    """The handler of every verb whose ``op`` names one in this package, by verb name;
+    ``failed.internal`` naming the verb when one is missing."""
+    return {v.name: find(v, __name__, v.op, "op") for v in manifest.verbs if v.op is not None}
 
 
 class Ops:
     """The operations verbs' state for one daemon, and their handlers by verb name."""
 
-    handlers: Mapping[str, DaemonHandler] = HANDLERS
-
     def __init__(self, *, store_path: Path, store: Store, events: EventLog) -> None:
+        self.handlers = handlers()  # every op looked up: one missing stops the start
         self.config_lock = anyio.Lock()  # each config change reads, changes and writes the file
         self.audit = audit.AuditLog(audit.audit_path(store_path), events)
         self.reporters = Reporters(store, events)

@@ -32,8 +32,8 @@ import anyio
 
 from venom_mem_core.errors import VenomError
 
+from ..context import Request
 from ..event_log import EventLog
-from ..server import Request
 
 __all__ = [
     "AuditLog",

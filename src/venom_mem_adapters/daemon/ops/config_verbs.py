@@ -23,12 +23,12 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Resource, check
 
 from ...config_file import load_config, parse_value_text, write_config_value
-from ..server import Daemon, Request
+from ..context import DaemonContext, Request
 
 __all__ = ["apply_config", "config_get", "config_reload", "config_set"]
 
 
-def apply_config(daemon: Daemon, from_file: Config) -> tuple[list[str], list[str]]:
+def apply_config(daemon: DaemonContext, from_file: Config) -> tuple[list[str], list[str]]:
     """Run with the file's config now, restart keys aside. Returns the keys applied and the
     changed keys that wait for a restart."""
     effective, pending = daemon.started_config.reloaded(from_file)

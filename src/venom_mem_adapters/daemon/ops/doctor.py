@@ -2,11 +2,12 @@
 
 The result is ``{"status": S, "checks": [{"id", "status", "message", "fix"}, ...]}`` with S
 0 when every check is ok, 1 with a warning and 2 with a failure (CONTRACT section 9). Doctor
-is read-only: it opens its own read-only connection to the store, looks at the files with
-``lstat``, and never calls the embeddings endpoint. What it says about embeddings comes from
-the last calls the worker made, through the daemon's embedding service
-(:class:`EmbeddingFacts`), else from the embedder's ``last_health`` and the
-store itself.
+is read-only: the store's own checks are its backend's (``StoreBackend.examine``: a SQLite
+file is read through a read-only connection of doctor's own, a PostgreSQL database through
+the daemon's store), the files are looked at with ``lstat``, and the embeddings endpoint is
+never called. What it says about embeddings comes from the last calls the worker made,
+through the daemon's embedding service (``embeddings.facts.EmbeddingFacts``), else from the
+embedder's ``last_health`` and the store itself. The check vocabulary is ``health.py``.
 
 ``embeddings.api_key`` never appears: messages name hosts and models, not URLs' secrets, and
 a failed call's message is the embedder's own, which never quotes the key.
@@ -16,69 +17,32 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
-import apsw
-import attrs
 
-from venom_mem_core.config import Config, is_loopback_url
+from venom_mem_core.config import is_loopback_url
 from venom_mem_core.errors import VenomError
 
-from ...sqlite import DEFAULT_MIGRATIONS, open_connection
-from ...sqlite.paths import check_private_dir, check_private_file, lock_path, sidecar_paths
-from ...sqlite.schema import APPLICATION_ID
-from ..server import Request
+from ...health import FIX_STATUS, Check, Inputs, VectorCounts, check, worst
+from ...sqlite.paths import check_private_dir, check_private_file, lock_path
+from ..context import Request
 from .audit import audit_path, audit_state
 
 if TYPE_CHECKING:
-    from ...sql_vectors import SqlVectors
+    from venom_mem_core.ports import Store
 
-__all__ = ["EmbeddingFacts", "Inputs", "doctor_verb", "run_checks"]
+    from ...embeddings.facts import EmbeddingFacts
+    from ...store_backend import StoreBackend
 
-Status = Literal["ok", "warn", "fail"]
-MIN_SQLITE = (3, 42, 0)
+__all__ = ["doctor_verb", "run_checks"]
+
 PENDING_AGE = datetime.timedelta(hours=1)
-_RANK = {"ok": 0, "warn": 1, "fail": 2}
-
-FIX_STATUS = "venom-mem store status --json"
 FIX_EMBEDDINGS = "venom-mem config get --key embeddings --json"
 FIX_DAEMON = "venom-mem config get --key daemon --json"
-
-
-class EmbeddingFacts(TypedDict, total=False):
-    """What the embeddings worker knows, for doctor. Every key is optional.
-
-    ``last_error``: the latest call's failure message, or ``None`` if it succeeded.
-    ``last_ok``: when a call last succeeded. ``pending_over_hour``: live memories that have
-    waited over an hour for a vector. ``vectors``: stored vectors.
-    """
-
-    last_error: str | None
-    last_ok: str | None
-    pending_over_hour: int
-    vectors: int
-
-
-@attrs.frozen(kw_only=True)
-class Inputs:
-    """Everything the checks look at, gathered from the daemon on the reactor."""
-
-    store: Path
-    config: Config  # the running config (restart keys as the daemon started)
-    on_demand: bool
-    facts: EmbeddingFacts | None = None
-    health: Any = None  # an embedder's ``last_health`` (``.ok``, ``.message``) if it has one
-    write_failure: str | None = None  # why the daemon stopped taking writes, if it did
-    disk_full: str | None = None  # the last disk-full error while writes wait for room
-    now: datetime.datetime = attrs.field(factory=lambda: datetime.datetime.now(datetime.UTC))
-
-
-def _check(id: str, status: Status, message: str, fix: str) -> dict[str, str]:
-    return {"id": id, "status": status, "message": message, "fix": fix}
 
 
 def _rfc3339(moment: datetime.datetime) -> str:
@@ -87,116 +51,12 @@ def _rfc3339(moment: datetime.datetime) -> str:
     )
 
 
-# -- store -------------------------------------------------------------------------------------
+# -- files -------------------------------------------------------------------------------------
 
 
-def _unopened(message: str) -> list[dict[str, str]]:
-    """store.open failed with ``message``, so store.schema can't be read either."""
-    return [
-        _check("store.open", "fail", message, FIX_STATUS),
-        _check("store.schema", "fail", "Schema version unknown: the store didn't open", FIX_STATUS),
-    ]
-
-
-def _schema_check(version: int, supported: int, migrate_fix: str) -> dict[str, str]:
-    """store.schema: the store's version is the one this venom-mem migrates to."""
-    if version != supported:
-        return _check(
-            "store.schema",
-            "fail",
-            f"Schema version {version}; this venom-mem uses schema version {supported}",
-            migrate_fix,
-        )
-    return _check("store.schema", "ok", f"Schema version {version}", FIX_STATUS)
-
-
-def _store_checks(inputs: Inputs, connection: apsw.Connection | None, error: str) -> list[Any]:
-    path = inputs.store
-    if connection is None:
-        return _unopened(f"Can't open the store at {path}: {error}")
-    checks = [_open_check(inputs, connection)]
-    supported = len(DEFAULT_MIGRATIONS)
-    version = int(connection.pragma("user_version"))
-    application_id = int(connection.pragma("application_id"))
-    if application_id != APPLICATION_ID:
-        checks.append(
-            _check(
-                "store.schema",
-                "fail",
-                f"Schema version {version}, but the file is not a venom-mem store "
-                f"(application_id {application_id})",
-                FIX_STATUS,
-            )
-        )
-    else:
-        fix = "venom-mem serve  # a restart migrates an older store"
-        checks.append(_schema_check(version, supported, fix))
-    return checks
-
-
-def _open_check(inputs: Inputs, connection: apsw.Connection) -> dict[str, str]:
-    """Open, readable page by page (quick_check), and still taking writes."""
-    path = inputs.store
-    recover = (
-        f"stop the daemon, keep a copy of {path}, then: sqlite3 '{path}' .recover"
-        f" | sqlite3 '{path}.recovered'  # venom-mem never repairs a store itself"
-    )
-    try:
-        problems = [str(row[0]) for row in connection.execute("PRAGMA quick_check")]
-    except apsw.Error as exc:
-        problems = [str(exc)]
-    if problems != ["ok"]:
-        return _check(
-            "store.open", "fail", f"The store at {path} is corrupt: {problems[0]}", recover
-        )
-    if inputs.write_failure is not None:
-        return _check(
-            "store.open",
-            "fail",
-            f"The store at {path} stopped taking writes: {inputs.write_failure}",
-            "check the disk (space, I/O errors), then restart the daemon: venom-mem serve",
-        )
-    if inputs.disk_full is not None:
-        return _check(
-            "store.open",
-            "warn",
-            f"The disk under {path} is full: writes are refused until there is room, then"
-            f" resume by themselves ({inputs.disk_full})",
-            f"df -h '{path.parent}'  # free space there",
-        )
-    return _check("store.open", "ok", f"Store open at {path}", FIX_STATUS)
-
-
-def _sqlite_check(connection: apsw.Connection | None) -> dict[str, str]:
-    if connection is None:
-        version, options = apsw.sqlite_lib_version(), set(apsw.compile_options)
-    else:
-        version = str(next(connection.execute("SELECT sqlite_version()"))[0])
-        options = {str(row[0]) for row in connection.execute("PRAGMA compile_options")}
-    numbers = tuple(int(part) for part in version.split(".")[:3] if part.isdigit())
-    fts5 = "ENABLE_FTS5" in options
-    fix = "pip install --upgrade venom-mem  # it ships its own SQLite"
-    if numbers < MIN_SQLITE:
-        return _check(
-            "store.sqlite",
-            "fail",
-            f"SQLite {version} is older than 3.42, which FTS5 secure-delete needs",
-            fix,
-        )
-    if not fts5:
-        return _check("store.sqlite", "fail", f"SQLite {version} was built without FTS5", fix)
-    return _check("store.sqlite", "ok", f"SQLite {version} with FTS5", FIX_STATUS)
-
-
-def _store_files(path: Path) -> Iterator[Path]:
-    yield path
-    yield from sidecar_paths(path)
-    yield lock_path(path)
-    yield audit_path(path)
-    yield from sorted(path.parent.glob(f"{path.name}.bak-*"))
-
-
-def _permissions_check(path: Path) -> dict[str, str]:
+def _permissions_check(path: Path, store_files: Iterable[Path]) -> Check:
+    """This machine's files of the store: its directory, the backend's own files (a SQLite
+    file, its sidecars and backups), the store lock and the audit log."""
     problems: list[str] = []
     fixes: list[str] = []
     checked = 0
@@ -209,14 +69,14 @@ def _permissions_check(path: Path) -> dict[str, str]:
         check_private_dir(path.parent)
     except VenomError as error:
         note(error, f"chmod 0700 '{path.parent}'")
-    for file in _store_files(path):
+    for file in (*store_files, lock_path(path), audit_path(path)):
         try:
             checked += int(check_private_file(file))
         except VenomError as error:
             note(error, f"ls -l '{file}'  # it must be a regular 0600 file of yours")
     if problems:
-        return _check("store.permissions", "fail", "; ".join(problems), " && ".join(fixes))
-    return _check(
+        return check("store.permissions", "fail", "; ".join(problems), " && ".join(fixes))
+    return check(
         "store.permissions",
         "ok",
         f"{path.parent} is 0700 and its {checked} store files 0600, all yours",
@@ -224,13 +84,13 @@ def _permissions_check(path: Path) -> dict[str, str]:
     )
 
 
-def _audit_check(store: Path) -> dict[str, str]:
+def _audit_check(store: Path) -> Check:
     """Issuing and revoking tokens stop when the audit log can't be written: say so first."""
     path = audit_path(store)
     problem = audit_state(path)
     fix = f"ls -l '{path}'  # it must be a regular 0600 file of yours"
     if problem is not None:
-        return _check(
+        return check(
             "audit.log",
             "fail",
             f"The audit log {path} can't be written ({problem}): issuing and revoking"
@@ -238,8 +98,8 @@ def _audit_check(store: Path) -> dict[str, str]:
             fix,
         )
     if not path.exists():
-        return _check("audit.log", "ok", f"No audit log yet; the first token makes {path}", fix)
-    return _check("audit.log", "ok", f"The audit log {path} can be appended to", fix)
+        return check("audit.log", "ok", f"No audit log yet; the first token makes {path}", fix)
+    return check("audit.log", "ok", f"The audit log {path} can be appended to", fix)
 
 
 # -- daemon ------------------------------------------------------------------------------------
@@ -255,17 +115,17 @@ def _duration(ms: int) -> str:
     return f"{minutes} min"
 
 
-def _lifetime_check(inputs: Inputs) -> dict[str, str]:
+def _lifetime_check(inputs: Inputs) -> Check:
     idle = inputs.config.daemon.idle_timeout_ms
     if inputs.on_demand:
-        return _check(
+        return check(
             "daemon.lifetime",
             "ok",
             f"On-demand daemon: it stops after {_duration(idle)} with no connection "
             f"(daemon.idle_timeout_ms = {idle})",
             "venom-mem serve  # run a persistent daemon instead",
         )
-    return _check(
+    return check(
         "daemon.lifetime",
         "ok",
         "Persistent daemon (venom-mem serve): it runs until it is stopped",
@@ -286,34 +146,34 @@ def _host(url: str) -> str:
     return f"{host}:{port}" if port else host
 
 
-def _embedding_checks(inputs: Inputs, vectors_table: SqlVectors | None) -> list[Any]:
+def _embedding_checks(inputs: Inputs, vectors_table: VectorCounts | None) -> list[Check]:
     """The embeddings checks; ``vectors_table`` counts in the store what the running service
     doesn't say (``None``: the store didn't open)."""
     emb = inputs.config.embeddings
     if emb.provider == "off":
         off = "Embeddings off: full-text search only"
         return [
-            _check("embeddings.provider", "ok", off, FIX_EMBEDDINGS),
-            _check(
+            check("embeddings.provider", "ok", off, FIX_EMBEDDINGS),
+            check(
                 "embeddings.remote",
                 "ok",
                 "Embeddings off: no text leaves this machine",
                 FIX_EMBEDDINGS,
             ),
-            _check("embeddings.health", "ok", "Embeddings off: nothing to call", FIX_EMBEDDINGS),
-            _check(
+            check("embeddings.health", "ok", "Embeddings off: nothing to call", FIX_EMBEDDINGS),
+            check(
                 "embeddings.pending",
                 "ok",
                 "Embeddings off: nothing waits for a vector",
                 FIX_EMBEDDINGS,
             ),
-            _check(
+            check(
                 "embeddings.vectors", "ok", "Embeddings off: no vectors are searched", FIX_STATUS
             ),
         ]
     host = _host(emb.base_url)
     checks = [
-        _check(
+        check(
             "embeddings.provider",
             "ok",
             f"Embeddings from {host} with model {emb.model} ({emb.dimensions} dimensions)",
@@ -322,7 +182,7 @@ def _embedding_checks(inputs: Inputs, vectors_table: SqlVectors | None) -> list[
     ]
     if is_loopback_url(emb.base_url):
         checks.append(
-            _check(
+            check(
                 "embeddings.remote",
                 "ok",
                 f"Embeddings stay on this machine ({host})",
@@ -331,7 +191,7 @@ def _embedding_checks(inputs: Inputs, vectors_table: SqlVectors | None) -> list[
         )
     else:
         checks.append(
-            _check(
+            check(
                 "embeddings.remote",
                 "warn",
                 f"Memory text is sent to {host}, which is not this machine",
@@ -351,7 +211,7 @@ def _embedding_checks(inputs: Inputs, vectors_table: SqlVectors | None) -> list[
             vectors = vectors_table.count_vectors()
     if pending:
         checks.append(
-            _check(
+            check(
                 "embeddings.pending",
                 "warn",
                 f"{pending} memories have waited over an hour for a vector",
@@ -360,7 +220,7 @@ def _embedding_checks(inputs: Inputs, vectors_table: SqlVectors | None) -> list[
         )
     else:
         checks.append(
-            _check(
+            check(
                 "embeddings.pending",
                 "ok",
                 "No memory has waited over an hour for a vector",
@@ -370,7 +230,7 @@ def _embedding_checks(inputs: Inputs, vectors_table: SqlVectors | None) -> list[
     warn_at = inputs.config.embeddings.warn_vectors
     if vectors is not None and vectors > warn_at:
         checks.append(
-            _check(
+            check(
                 "embeddings.vectors",
                 "warn",
                 f"{vectors} vectors are stored, more than embeddings.warn_vectors ({warn_at}); "
@@ -381,7 +241,7 @@ def _embedding_checks(inputs: Inputs, vectors_table: SqlVectors | None) -> list[
     else:
         shown = "unknown" if vectors is None else str(vectors)
         checks.append(
-            _check(
+            check(
                 "embeddings.vectors",
                 "ok",
                 f"{shown} vectors stored (warning above {warn_at})",
@@ -391,7 +251,7 @@ def _embedding_checks(inputs: Inputs, vectors_table: SqlVectors | None) -> list[
     return checks
 
 
-def _health_check(facts: EmbeddingFacts, health: Any) -> dict[str, str]:
+def _health_check(facts: EmbeddingFacts, health: Any) -> Check:
     error = facts.get("last_error") if "last_error" in facts else None
     known = "last_error" in facts or "last_ok" in facts
     if not known and health is not None:
@@ -399,47 +259,38 @@ def _health_check(facts: EmbeddingFacts, health: Any) -> dict[str, str]:
         if not getattr(health, "ok", True):
             error = str(getattr(health, "message", "failed"))
     if error:
-        return _check(
+        return check(
             "embeddings.health",
             "warn",
             f"The last embeddings call failed: {error}",
             FIX_EMBEDDINGS + "  # check base_url, model and dimensions",
         )
     if not known:
-        return _check(
+        return check(
             "embeddings.health", "ok", "No embeddings call has been made yet", FIX_EMBEDDINGS
         )
-    return _check("embeddings.health", "ok", "The last embeddings call succeeded", FIX_EMBEDDINGS)
+    return check("embeddings.health", "ok", "The last embeddings call succeeded", FIX_EMBEDDINGS)
 
 
 # -- all of it ---------------------------------------------------------------------------------
 
 
-def run_checks(inputs: Inputs) -> dict[str, Any]:
-    """Every check, in the order of RFC-0020 section 11. Blocking: run it off the reactor."""
-    connection: apsw.Connection | None = None
-    error = ""
-    try:
-        connection = open_connection(inputs.store, readonly=True)
-    except VenomError as err:
-        error = err.message
-    try:
-        checks: list[dict[str, str]] = _store_checks(inputs, connection, error)
-        checks.append(_sqlite_check(connection))
-        checks.append(_permissions_check(inputs.store))
+def run_checks(inputs: Inputs, backend: StoreBackend, store: Store | None = None) -> dict[str, Any]:
+    """Every check, in the order of RFC-0020 section 11: the backend's store checks first
+    (``store`` is the daemon's own, which a PostgreSQL store reads through). Blocking: run it
+    off the reactor."""
+    embeddings_on = inputs.config.embeddings.provider != "off"
+    with backend.examine(inputs, store, vectors=embeddings_on) as exam:
+        checks = list(exam.checks)
+        checks.append(_permissions_check(inputs.store, exam.files))
         checks.append(_audit_check(inputs.store))
         checks.append(_lifetime_check(inputs))
-        table = None
-        if connection is not None and inputs.config.embeddings.provider != "off":
-            from ...sqlite.vectors import SqliteVectors  # numpy: only when embeddings are on
-
-            table = SqliteVectors(connection)
-        checks.extend(_embedding_checks(inputs, table))
-    finally:
-        if connection is not None:
-            connection.close()
-    status = max(_RANK[c["status"]] for c in checks)
-    return {"status": status, "checks": checks}
+        try:
+            embedding = _embedding_checks(inputs, exam.vectors)
+        except VenomError:  # the store went away while counting: store.open says so
+            embedding = _embedding_checks(inputs, None)
+        checks.extend(embedding)
+    return {"status": worst(checks), "checks": checks}
 
 
 async def doctor_verb(request: Request) -> dict[str, Any]:
@@ -453,9 +304,5 @@ async def doctor_verb(request: Request) -> dict[str, Any]:
         write_failure=daemon.write_failure,
         disk_full=daemon.disk_full.error.message if daemon.disk_full is not None else None,
     )
-    if daemon.config.store.url:  # a PostgreSQL store (docs/adr/0028)
-        from .doctor_postgres import run_postgres_checks
-
-        check = functools.partial(run_postgres_checks, inputs, daemon.app.store)
-        return await anyio.to_thread.run_sync(check)
-    return await anyio.to_thread.run_sync(functools.partial(run_checks, inputs))
+    checks = functools.partial(run_checks, inputs, daemon.backend, daemon.app.store)
+    return await anyio.to_thread.run_sync(checks)

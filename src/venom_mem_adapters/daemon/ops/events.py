@@ -39,8 +39,8 @@ from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.sessions import list_sessions
 from venom_mem_core.usecases.spaces import list_spaces
 
+from ..context import Request, SessionReporters
 from ..event_log import EventLog
-from ..server import Request
 
 __all__ = ["Cursor", "Reporters", "events_verb", "parse_cursor", "visible"]
 
@@ -204,7 +204,7 @@ def _wanted(event: Mapping[str, Any], types: frozenset[str] | None) -> bool:
 
 def read_page(
     log: EventLog,
-    reporters: Reporters,
+    reporters: SessionReporters,
     who: Principal,
     *,
     after: int,

@@ -25,7 +25,7 @@ from venom_mem_core.grants import Resource, check
 from venom_mem_core.skill import SKILL_NAME, render_skill
 
 from ...private_files import make_private_dirs, write_private_file
-from ..server import Request
+from ..context import Request
 
 __all__ = ["SKILL_DIRS", "install_skill", "skill_install_verb", "skill_targets", "skill_verb"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..server import Request
+from ..context import Request
 
 __all__ = ["ping_verb", "stop_verb"]
 

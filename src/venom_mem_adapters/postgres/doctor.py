@@ -1,4 +1,4 @@
-"""``doctor`` on a PostgreSQL store (docs/adr/0028): the checks of RFC-0020 section 11 that
+"""doctor on a PostgreSQL store (docs/adr/0028): the checks of RFC-0020 section 11 that
 mean something for a server's database, and one more that says what a purge cannot promise.
 
 The store is the daemon's own (doctor reads it through one read transaction); its name is
@@ -11,26 +11,19 @@ secure_delete and WAL checkpoint erase it from the store's files; a client of a 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, suppress
+from pathlib import Path
 from typing import Any
+
+import attrs
 
 from venom_mem_core.errors import VenomError
 
-from ...postgres import DEFAULT_MIGRATIONS
-from .doctor import (
-    _RANK,
-    FIX_STATUS,
-    Inputs,
-    Status,
-    _audit_check,
-    _check,
-    _embedding_checks,
-    _lifetime_check,
-    _permissions_check,
-    _schema_check,
-    _unopened,
-)
+from ..health import FIX_STATUS, Check, Inputs, Status, VectorCounts, check, schema_check, unopened
+from .migrations import DEFAULT_MIGRATIONS
 
-__all__ = ["PURGE_FIX", "run_postgres_checks"]
+__all__ = ["MIN_SERVER", "PURGE_FIX", "PostgresExam", "examine"]
 
 MIN_SERVER = 13  # identity columns, hashtextextended and the SQL this store runs
 PURGE_FIX = (
@@ -39,17 +32,45 @@ PURGE_FIX = (
 )
 
 
-def _store_checks(inputs: Inputs, store: Any) -> list[dict[str, str]]:
+@attrs.frozen(kw_only=True)
+class PostgresExam:
+    checks: list[Check]
+    vectors: VectorCounts | None
+    files: tuple[Path, ...] = ()  # none on this machine: the anchor's lock and log are doctor's
+
+
+@contextmanager
+def examine(inputs: Inputs, store: Any, *, vectors: bool) -> Iterator[PostgresExam]:
+    """The store checks through the daemon's own store; with ``vectors``, one read
+    transaction for the vector counts, held until the caller is done."""
+    checks = _store_checks(inputs, store)
+    stack = ExitStack()
+    table = None
+    if vectors and store is not None:
+        try:
+            table = stack.enter_context(store.vector_rows().read())
+        except VenomError:  # the database is away: store.open has said so
+            table = None
     try:
+        yield PostgresExam(checks=checks, vectors=table)
+    finally:
+        with suppress(VenomError):  # ending a read on a database that went away
+            stack.close()
+
+
+def _store_checks(inputs: Inputs, store: Any) -> list[Check]:
+    try:
+        if store is None:
+            raise VenomError("failed.store", "the daemon has no open store")
         facts = store.describe()
     except Exception as exc:  # a VenomError from the store, already free of credentials
         message = getattr(exc, "message", str(exc))
-        return _unopened(f"Can't reach the store: {message}")
+        return unopened(f"Can't reach the store: {message}")
     where, version, server = facts["path"], facts["schema_version"], facts["postgres_version"]
     checks = []
     if inputs.write_failure is not None:
         checks.append(
-            _check(
+            check(
                 "store.open",
                 "fail",
                 f"The store at {where} stopped taking writes: {inputs.write_failure}",
@@ -57,13 +78,13 @@ def _store_checks(inputs: Inputs, store: Any) -> list[dict[str, str]]:
             )
         )
     else:
-        checks.append(_check("store.open", "ok", f"Store open at {where}", FIX_STATUS))
+        checks.append(check("store.open", "ok", f"Store open at {where}", FIX_STATUS))
     fix = "pg_dump the database, then: venom-mem serve  # a restart migrates it"
-    checks.append(_schema_check(version, len(DEFAULT_MIGRATIONS), fix))
+    checks.append(schema_check(version, len(DEFAULT_MIGRATIONS), fix))
     major = int(server.split(".")[0]) if server.split(".")[0].isdigit() else 0
     status: Status = "ok" if major >= MIN_SERVER else "fail"
     checks.append(
-        _check(
+        check(
             "store.postgres",
             status,
             f"PostgreSQL {server}" + ("" if status == "ok" else f", older than {MIN_SERVER}"),
@@ -71,7 +92,7 @@ def _store_checks(inputs: Inputs, store: Any) -> list[dict[str, str]]:
         )
     )
     checks.append(
-        _check(
+        check(
             "store.purge",
             "warn",
             "On PostgreSQL a purge deletes the rows, but their text stays in dead tuples until"
@@ -81,21 +102,3 @@ def _store_checks(inputs: Inputs, store: Any) -> list[dict[str, str]]:
         )
     )
     return checks
-
-
-def run_postgres_checks(inputs: Inputs, store: Any) -> dict[str, Any]:
-    """Every check for a PostgreSQL store, in section 11's order. Blocking."""
-    checks = _store_checks(inputs, store)
-    checks.append(_permissions_check(inputs.store))  # this machine's anchor: lock, audit log
-    checks.append(_audit_check(inputs.store))
-    checks.append(_lifetime_check(inputs))
-    embedding_checks = None
-    if inputs.config.embeddings.provider != "off":
-        try:
-            with store.vector_rows().read() as table:
-                embedding_checks = _embedding_checks(inputs, table)
-        except VenomError:  # the database is away: store.open has said so
-            embedding_checks = None
-    checks.extend(embedding_checks or _embedding_checks(inputs, None))
-    status = max(_RANK[c["status"]] for c in checks)
-    return {"status": status, "checks": checks}

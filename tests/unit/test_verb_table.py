@@ -1,0 +1,113 @@
+"""The one verb table: the manifest says where each verb runs, and every host builds its
+dispatch from it, refusing a verb whose function is missing by the verb's name
+(docs/adr/0033). tests/integration/test_one_verb_table.py adds a verb to a copy of the
+sources and watches it appear everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from venom_mem_adapters.daemon.ops import handlers
+from venom_mem_cli.local import check_local
+from venom_mem_core.errors import VenomError
+from venom_mem_core.manifest import MANIFEST
+from venom_mem_core.manifest_types import Manifest, Param, Type, Verb
+from venom_mem_core.usecases.verbs import use_cases
+
+
+def _with(*verbs: Verb) -> Manifest:
+    return MANIFEST.replace(verbs=(*MANIFEST.verbs, *verbs))
+
+
+def test_each_verb_runs_where_its_right_and_its_runner_say() -> None:
+    runs = {verb.name: verb.runs for verb in MANIFEST.verbs}
+    assert runs["memory.add"] == runs["client.list"] == runs["grant.list"] == "writer"
+    assert runs["memory.search"] == runs["whoami"] == runs["store.status"] == "reader"
+    assert runs["ping"] == runs["doctor"] == runs["events"] == runs["stop"] == "daemon"
+    assert runs["serve"] == runs["mcp"] == runs["setup"] == "cli"
+    assert runs["hello"] is None  # the connection's own handshake
+
+
+def test_audited_verbs_are_the_ones_that_issue_or_revoke_tokens() -> None:
+    audited = {verb.name for verb in MANIFEST.verbs if verb.audited}
+    assert audited == {"client.add", "client.remove", "grant.issue", "grant.revoke"}
+    assert {MANIFEST.verbs[0].runs} == {v.runs for v in MANIFEST.verbs if v.audited}
+
+
+def test_only_memory_search_embeds_a_query() -> None:
+    assert {verb.name for verb in MANIFEST.verbs if verb.embeds} == {"memory.search"}
+
+
+def test_mcp_offers_what_the_daemon_answers_but_stop() -> None:
+    offered = {verb.name for verb in MANIFEST.verbs if verb.mcp}
+    answered = {v.name for v in MANIFEST.verbs if v.runs in ("reader", "writer", "daemon")}
+    assert offered == answered - {"stop"}
+
+
+def test_every_host_finds_every_function_the_manifest_names() -> None:
+    core, ops = use_cases(), handlers()
+    assert set(core) == {v.name for v in MANIFEST.verbs if v.use_case}
+    assert set(ops) == {v.name for v in MANIFEST.verbs if v.op}
+    assert core["memory.search"].embeds is not None
+    check_local(MANIFEST)  # no error: every local verb and switch has its function
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("use_case", "memories.no_such_use_case", "verb probe.x: its use_case"),
+        ("use_case", "no_such_module.run", "verb probe.x: its use_case"),
+        ("op", "stop.no_such_op", "verb probe.x: its op"),
+        ("local", "no_such_runner", "verb probe.x: its local"),
+    ],
+)
+def test_a_missing_function_is_refused_naming_its_verb(
+    field: str, value: str, message: str
+) -> None:
+    manifest = _with(Verb("probe.x", "A verb whose function is missing").replace(**{field: value}))
+    hosts: dict[str, Callable[[Manifest], object]] = {
+        "use_case": use_cases,
+        "op": handlers,
+        "local": check_local,
+    }
+    with pytest.raises(VenomError) as raised:
+        hosts[field](manifest)
+    assert raised.value.code == "failed.internal"
+    assert raised.value.message.startswith(message)
+    assert raised.value.data["verb"] == "probe.x"
+
+
+def test_a_missing_switch_is_refused_naming_its_verb() -> None:
+    switch = Param("loop", "Loop", Type("boolean"), default=False, cli_only="no_such_switch")
+    with pytest.raises(VenomError) as raised:
+        check_local(_with(Verb("probe.x", "x", params=(switch,), op="stop.ping_verb")))
+    assert raised.value.data["verb"] == "probe.x"
+    assert "loop switch" in raised.value.message
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"use_case": "a.b", "op": "c.d"}, "runs in one place"),
+        ({"op": "c.d", "local": "e"}, "runs in one place"),
+        ({"op": "c.d", "audited": True}, "only a use case is audited"),
+        ({"local": "e", "embeds": "a.b"}, "only a use case is audited or embeds"),
+        ({"local": "e", "mcp": True}, "an MCP tool is a verb the daemon answers"),
+        ({"mcp": True}, "an MCP tool is a verb the daemon answers"),
+    ],
+)
+def test_a_verb_that_runs_in_two_places_or_offers_what_nothing_answers_is_refused(
+    fields: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=f"verb probe.x.*{message}"):
+        Verb("probe.x", "x", **fields)  # type: ignore[arg-type]  # the wrong combinations
+
+
+def test_an_mcp_tool_by_default_is_a_verb_the_daemon_answers() -> None:
+    assert Verb("p.a", "x", use_case="a.b").mcp
+    assert Verb("p.b", "x", op="a.b").mcp
+    assert not Verb("p.c", "x", op="a.b", mcp=False).mcp
+    assert not Verb("p.d", "x", local="e").mcp
+    assert not Verb("hello", "x").mcp
