@@ -32,6 +32,8 @@ __all__ = [
     "Wire",
     "daemon_connector",
     "early_token_check",
+    "lost_reply",
+    "starts_daemon",
 ]
 
 CLIENT_NAME = "venom-mem-mcp"
@@ -132,7 +134,8 @@ _NEW_TOKEN_FIX = (
 )
 
 
-def _lost(verb: str, *, started: bool) -> VenomError:
+def lost_reply(verb: str, *, started: bool) -> VenomError:
+    """A request sent whose connection broke before its reply (never resent)."""
     what = (
         f"the connection to the daemon broke before it answered {verb}; the request was not "
         "resent and may or may not have been applied"
@@ -142,7 +145,8 @@ def _lost(verb: str, *, started: bool) -> VenomError:
     return VenomError("unavailable.connection", what, {"fix": _RETRY_FIX})
 
 
-def _starts_daemon(verb: str) -> bool:
+def starts_daemon(verb: str) -> bool:
+    """Whether a call of ``verb`` may start the daemon (RFC-0020 section 8's table)."""
     found = MANIFEST.verb(verb)
     return found is not None and found.starts_daemon
 
@@ -162,7 +166,7 @@ class DaemonLink:
         """The ok object, or :class:`VenomError` (the daemon's, or a transport failure)."""
         from venom_mem_adapters.client import reply_budget_s
 
-        may_start = _starts_daemon(verb)
+        may_start = starts_daemon(verb)
         wire = self._open(may_start)
         deadline = time.monotonic() + reply_budget_s(verb, params)
         try:
@@ -221,7 +225,7 @@ class DaemonLink:
                 error = reply.get("error")
                 if isinstance(error, Mapping):
                     raise VenomError.from_json(error)
-                raise _lost(verb, started=wire.started)
+                raise lost_reply(verb, started=wire.started)
         if "error" in reply:
             error = reply["error"]
             raise VenomError.from_json(error if isinstance(error, Mapping) else {})
@@ -236,11 +240,11 @@ class DaemonLink:
             # connection is dropped like a broken one, and the next call reconnects.
             self._drop()
             if exc.code in ("unavailable.connection", "unavailable.startup_result"):
-                raise _lost(verb, started=wire.started) from None
+                raise lost_reply(verb, started=wire.started) from None
             raise
         except OSError:
             self._drop()
-            raise _lost(verb, started=wire.started) from None
+            raise lost_reply(verb, started=wire.started) from None
         except ValueError:
             self._drop()
             raise VenomError(

@@ -42,7 +42,7 @@ from venom_mem_core.errors import VenomError
 
 from ..wire import MAX_FRAME
 from .front import FrontDoor, Handover
-from .link import CLIENT_NAME
+from .link import CLIENT_NAME, lost_reply, starts_daemon
 from .tools import ToolSpec, no_such_tool
 
 __all__ = ["Relay", "refusal_text", "run_relay"]
@@ -55,10 +55,6 @@ OTHER_BUDGET_S = 10.0
 SESSION_START_S = 30.0
 _RECV_BYTES = 65536
 _RELAY_FAILED = -32000  # as the front door's refused initialize
-_RETRY_FIX = (
-    "call again on purpose: memory.add, and session.start with harness_session, are safe to "
-    "repeat; memory.update is protected by revision"
-)
 _RESTART_FIX = "VENOM_MEM_TOKEN=@owner venom-mem restart  # a daemon of this version serves MCP"
 
 
@@ -98,13 +94,6 @@ def _tool_verb(message: Mapping[str, Any]) -> tuple[str, Any] | None:
         return verb_name(name), params.get("arguments")
     except ValueError:
         return None
-
-
-def _starts_daemon(verb: str) -> bool:
-    from venom_mem_core.manifest import MANIFEST
-
-    found = MANIFEST.verb(verb)
-    return found is None or found.starts_daemon  # an unknown tool: the session says so
 
 
 class _Pending:
@@ -367,7 +356,7 @@ class Relay:
     def _open_for(self, message: dict[str, Any] | None) -> _Session | None:
         """A new session for ``message``, or ``None`` once its failure was answered."""
         tool = _tool_verb(message) if message is not None else None
-        may_start = _starts_daemon(tool[0]) if tool is not None else True
+        may_start = starts_daemon(tool[0]) if tool is not None else True
         try:
             session = self._open(may_start)
         except VenomError as error:
@@ -488,13 +477,8 @@ class Relay:
                 self._pending.clear()
             self._lock.notify_all()
         session.close()
-        what = (
-            "the connection to the daemon broke before it answered; the request was not "
-            "resent and may or may not have been applied"
-        )
-        code = "unavailable.startup_result" if session.started else "unavailable.connection"
         for request_id, entry in lost:
-            self._fail_id(request_id, entry.tool, VenomError(code, what, {"fix": _RETRY_FIX}))
+            self._fail_id(request_id, entry.tool, lost_reply(entry.verb, started=session.started))
 
     def _watch(self) -> None:
         """Answer the requests whose budget ran out."""
