@@ -168,8 +168,14 @@ def test_a_call_lost_with_its_connection_is_a_tool_error_and_the_next_reconnects
     first = FakeSession(echo, hang_up_on="tools/call")
     first.started = True  # this session's connection launched the daemon
     second = FakeSession(echo)
+
+    def before(index: int) -> None:
+        if index == 1:  # the first connection is gone before the next call is read
+            first.wait()
+            time.sleep(0.2)
+
     answers = relay_run([call(1, "memory_dadd", space="user", content="x"), call(2, "whoami")],
-                        [first, second])  # fmt: skip
+                        [first, second], before)  # fmt: skip
     lost, after = answers
     assert lost["id"] == 1
     assert lost["result"]["isError"] is True
