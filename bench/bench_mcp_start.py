@@ -1,12 +1,24 @@
-"""How fast ``venom-mem mcp`` is ready, and how much of a harness's context it takes.
+"""How fast ``venom-mem mcp`` is ready and gives its first tool result, what one costs in
+memory, and how much of a harness's context it takes, beside the MCP reference server.
 
-- Spawn to the ``initialize`` answer and to the ``tools/list`` answer, over 15 fresh
-  adapters with no daemon running (the harness's case at its own start). Target: both
-  within 0.3 s (issue 12: ``codex exec`` sends its first model request without waiting).
-- The ``tools/list`` answer's size for each principal (owner, client token, no token),
-  beside the 23.8 KB every harness got before the catalog was sized to its caller.
+- Spawn to the ``initialize`` answer, to the ``tools/list`` answer and to the first tool
+  result (``memory_dsearch``), median and p90 of 15 fresh spawns each, for the relay
+  (``venom-mem mcp``, docs/adr/0038), the in-process adapter (``venom-mem mcp
+  --in-process``) and the reference memory server (``@modelcontextprotocol/server-memory``,
+  node, its ``search_nodes``), in one run: with no daemon running (each spawn starts one),
+  and with a daemon that already serves (and has served an MCP session). Targets: the relay's
+  first tool result at or below the reference server's, both ways; initialize and tools/list
+  within 0.3 s (issue 12).
+- Each adapter's RSS after its first tool result (target for the relay: under 20 MiB), and
+  the daemon's RSS with no MCP session, then with 5 and with 20 relay sessions open.
+- The ``tools/list`` answer's size for each principal (owner, client token, no token).
+- What a cold daemon costs by itself: ``venom-mem memory search --json`` with no daemon
+  running and with one, median of 15 (the relay's first result with no daemon is that start
+  plus the daemon's first import of the SDK).
 
-Run: ``.venv/bin/python bench/bench_mcp_start.py`` (about 20 s).
+The reference server is installed from npm into bench/out/npm on first use.
+
+Run: ``.venv/bin/python bench/bench_mcp_start.py`` (about 4 minutes on a quiet machine).
 """
 
 from __future__ import annotations
@@ -15,77 +27,280 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.daemon_env import VENOM_MEM
+from tests.support.daemon_env import VENOM_MEM, World, make_world, wait_gone
 
-TARGET_S = 0.3
-BEFORE_BYTES = 23_800
+START_TARGET_S = 0.3
+RELAY_RSS_TARGET_MIB = 20.0
 RUNS = 15
-CLIENT_TOKEN = "vnt1.venom-mem.g1." + "A" * 43  # well-formed; no daemon runs to refuse it
+REFERENCE = "@modelcontextprotocol/server-memory@2026.8.31"
+NPM_DIR = Path(__file__).resolve().parent / "out" / "npm"
+REFERENCE_JS = NPM_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist"
+
+Argv = list[str]
 
 
-def one_start(home: Path, token: str | None) -> tuple[float, float, int]:
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-    if token:
-        env["VENOM_MEM_TOKEN"] = token
-    began = time.monotonic()
-    proc = subprocess.Popen(
-        [VENOM_MEM, "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    assert proc.stdin is not None
-    assert proc.stdout is not None
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "bench", "version": "1"}},
-    }  # fmt: skip
-    proc.stdin.write(json.dumps(init).encode() + b"\n")
-    proc.stdin.flush()
-    proc.stdout.readline()
-    initialized = time.monotonic() - began
-    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
-    proc.stdin.flush()
-    listing = proc.stdout.readline()
-    listed = time.monotonic() - began
-    proc.stdin.close()
-    proc.wait(timeout=10)
-    proc.stdout.close()
-    return initialized, listed, len(listing)
+def reference_server() -> Argv | None:
+    """``node .../server-memory/dist/index.js``, installed into bench/out/npm if need be."""
+    script = REFERENCE_JS / "index.js"
+    if not script.exists():
+        NPM_DIR.mkdir(parents=True, exist_ok=True)
+        (NPM_DIR / "package.json").write_text('{"private":true}\n')
+        installed = subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", REFERENCE],
+            cwd=NPM_DIR,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if installed.returncode != 0 or not script.exists():
+            print(f"could not install {REFERENCE}: {installed.stderr.strip()}")
+            return None
+    return ["node", str(script)]
+
+
+def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
+    stdin.write(json.dumps(message).encode() + b"\n")
+    stdin.flush()
+
+
+def _answer(stdout: IO[bytes], request_id: int) -> dict[str, Any]:
+    while True:
+        line = stdout.readline()
+        if not line:
+            raise RuntimeError(f"the server ended before answering request {request_id}")
+        message: dict[str, Any] = json.loads(line)
+        if message.get("id") == request_id:
+            return message
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "bench", "version": "1"}},
+}  # fmt: skip
+
+
+class Spawned:
+    """One server process, driven as a harness drives it."""
+
+    def __init__(self, argv: Argv, env: dict[str, str], cwd: Path) -> None:
+        self.began = time.monotonic()
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+        )
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.stdin: IO[bytes] = self.proc.stdin
+        self.stdout: IO[bytes] = self.proc.stdout
+        self._next = 1
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        request_id, self._next = self._next, self._next + 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        _send(self.stdin, message)
+        return _answer(self.stdout, request_id)
+
+    def start(self) -> tuple[float, float, dict[str, Any]]:
+        """Initialize and list: the seconds to each answer, and the listing."""
+        _send(self.stdin, INITIALIZE)
+        _answer(self.stdout, 0)
+        initialized = time.monotonic() - self.began
+        _send(self.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        listing = self.request("tools/list")
+        return initialized, time.monotonic() - self.began, listing
+
+    def close(self) -> None:
+        self.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.stdout.close()
+
+
+class Figures:
+    def __init__(self) -> None:
+        self.init: list[float] = []
+        self.listed: list[float] = []
+        self.first: list[float] = []
+        self.rss: list[int] = []
+
+
+def one_spawn(
+    argv: Argv, env: dict[str, str], cwd: Path, call: tuple[str, dict[str, Any]], into: Figures
+) -> None:
+    spawned = Spawned(argv, env, cwd)
+    try:
+        initialized, listed, _ = spawned.start()
+        result = spawned.request("tools/call", {"name": call[0], "arguments": call[1]})
+        first = time.monotonic() - spawned.began
+        assert "result" in result, result
+        assert not result["result"].get("isError"), result
+        into.init.append(initialized)
+        into.listed.append(listed)
+        into.first.append(first)
+        into.rss.append(rss_kib(spawned.proc.pid))
+    finally:
+        spawned.close()
+
+
+def stop_daemon(world: World) -> None:
+    pid = world.daemon_pid()
+    if pid is not None:
+        world.run("stop", token="@owner")
+        wait_gone(pid, 10)
+
+
+def ours(world: World, token: str, *flags: str) -> tuple[Argv, dict[str, str]]:
+    return [VENOM_MEM, "mcp", *flags], world.environ(token)
+
+
+def measure(
+    name: str, spawn: Callable[[Figures], None], before_each: Callable[[], None]
+) -> Figures:
+    figures = Figures()
+    spawn(Figures())  # warm the file cache once, as a harness's second start is
+    for _ in range(RUNS):
+        before_each()
+        spawn(figures)
+    print(f"  measured {name}", file=sys.stderr)
+    return figures
+
+
+def _ms(values: list[float]) -> str:
+    p50 = statistics.median(values)
+    p90 = sorted(values)[int(len(values) * 0.9) - 1]
+    return f"{p50 * 1000:5.0f} / {p90 * 1000:5.0f}"
+
+
+@contextmanager
+def sessions(world: World, token: str, count: int) -> Iterator[list[Spawned]]:
+    """``count`` relay sessions open at once, each past its first tool call."""
+    with ExitStack() as stack:
+        opened = []
+        for _ in range(count):
+            argv, env = ours(world, token)
+            spawned = Spawned(argv, env, world.root)
+            stack.callback(spawned.close)
+            spawned.start()
+            spawned.request("tools/call", {"name": "whoami", "arguments": {}})
+            opened.append(spawned)
+        yield opened
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="vm-bench-mcp-") as root:
-        home = Path(root)
-        one_start(home, None)  # warm the file cache once, as a harness's second start is
-        inits, lists = [], []
+    reference = reference_server()
+    table: dict[tuple[str, str], Figures] = {}
+    with make_world() as world:
+        token = world.add_client("bench")
+        world.ok("memory", "add", "--space", "user", "--content", "The build pins zig 0.17.",
+                 token=token)  # fmt: skip
+        search = {"query": "zig"}
+
+        def keep() -> None:
+            pass
+
+        def cold() -> None:
+            stop_daemon(world)
+
+        for mode, flags in (("relay", ()), ("in-process", ("--in-process",))):
+            argv, env = ours(world, token, *flags)
+
+            def spawn(into: Figures, argv: Argv = argv, env: dict[str, str] = env) -> None:
+                one_spawn(argv, env, world.root, ("memory_dsearch", search), into)
+
+            table[(mode, "no daemon")] = measure(f"{mode}, no daemon", spawn, cold)
+            table[(mode, "daemon up")] = measure(f"{mode}, daemon up", spawn, keep)
+        if reference is not None:
+            memory_file = world.root / "reference-memory.jsonl"
+            ref_env = {"PATH": world.env["PATH"], "HOME": world.env["HOME"],
+                       "MEMORY_FILE_PATH": str(memory_file)}  # fmt: skip
+
+            def spawn_reference(into: Figures) -> None:
+                one_spawn(reference, ref_env, world.root, ("search_nodes", search), into)
+
+            table[("reference", "")] = measure("reference", spawn_reference, keep)
+
+        cli: dict[str, list[float]] = {"no daemon": [], "daemon up": []}
         for _ in range(RUNS):
-            initialized, listed, _ = one_start(home, CLIENT_TOKEN)
-            inits.append(initialized)
-            lists.append(listed)
-        principals = (("owner", "@owner"), ("client token", CLIENT_TOKEN), ("no token", None))
-        sizes = {who: one_start(home, token)[2] for who, token in principals}
-    print(f"venom-mem mcp start-up, {RUNS} fresh adapters, no daemon running")
-    for name, values in (("initialize answered", inits), ("tools/list answered", lists)):
-        p50 = statistics.median(values)
-        p90 = sorted(values)[int(len(values) * 0.9) - 1]
-        verdict = "ok" if p50 <= TARGET_S else "OVER"
-        print(f"  {name:<20} p50 {p50 * 1000:6.0f} ms  p90 {p90 * 1000:6.0f} ms"
-              f"   target {TARGET_S * 1000:.0f} ms  {verdict}")  # fmt: skip
-    print(
-        f"tools/list size by principal (before sizing: every harness {BEFORE_BYTES / 1000:.1f} KB)"
-    )
+            for daemon, prepare in (("no daemon", cold), ("daemon up", keep)):
+                prepare()
+                began = time.monotonic()
+                world.ok("memory", "search", "--query", "zig", token=token)
+                cli[daemon].append(time.monotonic() - began)
+        # A daemon that has served no MCP session: the SDK not imported yet.
+        stop_daemon(world)
+        world.ok("memory", "search", "--query", "zig", token=token)
+        pid = world.daemon_pid()
+        assert pid is not None
+        daemon_rss = {0: rss_kib(pid)}
+        for count in (5, 20):
+            with sessions(world, token, count):
+                daemon_rss[count] = rss_kib(pid)
+        sizes = {}
+        for who, principal_token in (("owner", "@owner"), ("client token", token),
+                                     ("no token", None)):  # fmt: skip
+            spawned = Spawned([VENOM_MEM, "mcp"], world.environ(principal_token), world.root)
+            try:
+                sizes[who] = len(json.dumps(spawned.start()[2], separators=(",", ":")))
+            finally:
+                spawned.close()
+
+    print(f"MCP start-up, {RUNS} fresh spawns each, one run: median / p90 in ms")
+    print(f"  {'server':<12} {'daemon':<10} {'initialize':>13} {'tools/list':>13} "
+          f"{'first result':>13} {'RSS MiB':>8}")  # fmt: skip
+    for (mode, daemon), f in table.items():
+        rss = statistics.median(f.rss) / 1024
+        print(f"  {mode:<12} {daemon:<10} {_ms(f.init):>13} {_ms(f.listed):>13} "
+              f"{_ms(f.first):>13} {rss:8.1f}")  # fmt: skip
+    if reference is not None:
+        floor = statistics.median(table[("reference", "")].first)
+        for daemon in ("no daemon", "daemon up"):
+            mine = statistics.median(table[("relay", daemon)].first)
+            verdict = "ok" if mine <= floor else "OVER"
+            print(f"  relay first result, {daemon}: {mine * 1000:.0f} ms against the reference "
+                  f"server's {floor * 1000:.0f} ms  {verdict}")  # fmt: skip
+    relay_rss = statistics.median(table[("relay", "daemon up")].rss) / 1024
+    verdict = "ok" if relay_rss < RELAY_RSS_TARGET_MIB else "OVER"
+    print(f"  relay RSS per session {relay_rss:.1f} MiB (target under "
+          f"{RELAY_RSS_TARGET_MIB:.0f} MiB)  {verdict}")  # fmt: skip
+    for name in ("relay", "in-process"):
+        p50 = statistics.median(table[(name, "daemon up")].listed)
+        verdict = "ok" if p50 <= START_TARGET_S else "OVER"
+        print(f"  {name} tools/list p50 {p50 * 1000:.0f} ms (target "
+              f"{START_TARGET_S * 1000:.0f} ms)  {verdict}")  # fmt: skip
+    print("venom-mem memory search --json, median / p90 in ms")
+    for daemon, values in cli.items():
+        print(f"  {daemon:<10} {_ms(values)}")
+    print("daemon RSS by open relay sessions")
+    for count, kib in daemon_rss.items():
+        print(f"  {count:>2} sessions  {kib / 1024:6.1f} MiB")
+    print("tools/list size by principal")
     for who, size in sizes.items():
         print(f"  {who:<13} {size / 1000:5.1f} KB")
 

@@ -1,9 +1,12 @@
 """``venom-mem mcp``: the stdio MCP server a harness launches (CONTRACT section 7).
 
-Start-up is on the clock (ADR 0020): the front door (:mod:`.mcp.front`) answers
-``initialize`` and ``tools/list`` from the manifest while the SDK loads on a thread, and the
-SDK (:mod:`.mcp.server`) takes the stream over at the first tool call. Importing this module
-is cheap: nothing heavy is imported until :func:`run_stdio` runs.
+By default a relay (:mod:`.mcp.relay`, docs/adr/0038): the daemon serves the MCP session on
+its own copy of the SDK, and this process only copies lines, answering from the manifest
+what needs no daemon. ``--in-process`` serves MCP here as before: the front door
+(:mod:`.mcp.front`) answers ``initialize`` and ``tools/list`` from the manifest while the SDK
+loads on a thread, and the SDK (:mod:`.mcp.server`) takes the stream over at the first tool
+call (ADR 0020). Importing this module is cheap: nothing heavy is imported until
+:func:`run_stdio` runs, and the relay never imports the SDK.
 """
 
 from __future__ import annotations
@@ -55,14 +58,14 @@ def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
     return wire_in, wire_out
 
 
-def run_stdio(environ: Mapping[str, str] | None = None) -> None:
+def run_stdio(environ: Mapping[str, str] | None = None, *, in_process: bool = False) -> None:
     """Serve MCP on stdin/stdout until stdin closes; Ctrl-C ends it at once, quietly.
     ``VENOM_MEM_TOKEN`` and the paths come from ``environ`` (the adapter's own environment
-    by default)."""
+    by default). ``in_process``: with the SDK in this process, not relayed to the daemon."""
     env = dict(os.environ if environ is None else environ)
     signal.signal(signal.SIGINT, _interrupted)
     try:
-        code = _serve(env)
+        code = _serve(env) if in_process else _relay(env)
     except KeyboardInterrupt:
         code = 130
     sys.stderr.flush()
@@ -77,6 +80,13 @@ def _interrupted(_signum: int, _frame: object) -> None:
     with contextlib.suppress(Exception):
         sys.stderr.flush()
     os._exit(130)
+
+
+def _relay(env: dict[str, str]) -> int:
+    from .mcp.relay import run_relay
+
+    wire_in, wire_out = _claim_stdio()
+    return run_relay(env, wire_in, wire_out)
 
 
 def _serve(env: dict[str, str]) -> int:

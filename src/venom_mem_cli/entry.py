@@ -39,9 +39,24 @@ def launched_serve(argv: Sequence[str]) -> int | None:
     return run_serve(os.environ, on_demand=True, status_fd=int(argv[3]))
 
 
+def launched_mcp(argv: Sequence[str]) -> int | None:
+    """``mcp`` as a harness launches it: the ``--json`` path's parser and runner, without the
+    rich-click tree. Every harness session is such a process for as long as it runs, so its
+    start-up and its memory count (rich alone is several MiB; docs/adr/0038)."""
+    if not argv or argv[0] != "mcp":
+        return None
+    from .argv import HELP_FLAGS
+
+    if HELP_FLAGS.intersection(argv):
+        return None
+    return run_json(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     served = launched_serve(args)
+    if served is None:
+        served = launched_mcp(args)
     if served is not None:
         sys.exit(served)
     from .argv import HELP_FLAGS  # both paths load it anyway; the launched serve doesn't

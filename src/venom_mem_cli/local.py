@@ -69,7 +69,7 @@ def serve(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) 
 def mcp(params: Mapping[str, Any], environ: Mapping[str, str], as_json: bool) -> int:
     from venom_mem_adapters.mcp_server import run_stdio
 
-    run_stdio(environ)
+    run_stdio(environ, in_process=params["in_process"])
     return 0
 
 

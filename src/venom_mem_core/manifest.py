@@ -791,6 +791,13 @@ SHARED_VERBS = (
         params=(
             Param("auth", "{token}", OPEN),
             Param("client", "Client program name", STR),
+            Param(
+                "protocol",
+                "What the connection speaks after this answer: venom-mem frames, or mcp "
+                "(an MCP session the daemon serves, one JSON-RPC message a line; ADR 0038)",
+                Type("string", choices=("venom", "mcp")),
+                default="venom",
+            ),
         ),
         result=_obj(
             _f("principal", "Resolved principal", STR),
@@ -798,6 +805,7 @@ SHARED_VERBS = (
             _f("server", "venom-mem", STR),
             _f("version", "Package version", STR),
             _f("source", "This daemon's source ID", STR),
+            _f("protocol", "mcp when the connection now speaks MCP", STR, False),
         ),
         right=None,
         handshake=True,
@@ -1154,6 +1162,15 @@ SHARED_VERBS = (
     Verb(
         "mcp",
         "Run the MCP server on stdio, for a harness to launch.",
+        params=(
+            Param(
+                "in_process",
+                "Serve MCP in this process with the SDK, as before 0038, instead of relaying "
+                "to the daemon's own MCP session",
+                BOOL,
+                default=False,
+            ),
+        ),
         right=None,
         local="mcp",
         examples=_ex({}, {}),

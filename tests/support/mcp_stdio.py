@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -22,19 +22,24 @@ EXCLUDED_VERBS = frozenset({"hello", "serve", "mcp", "stop", "store.export"})
 
 @contextlib.asynccontextmanager
 async def mcp_session(
-    env: Mapping[str, str], cwd: Path, *, exact: bool = False, stderr_to: Path | None = None
+    env: Mapping[str, str],
+    cwd: Path,
+    *,
+    exact: bool = False,
+    stderr_to: Path | None = None,
+    flags: Sequence[str] = (),
 ) -> AsyncIterator[ClientSession]:
-    """An initialized session with ``venom-mem mcp`` launched with ``env``. The SDK's client
-    adds a few variables of its own (USER, LOGNAME, ...); with ``exact`` the adapter is
-    started through ``env -i`` and sees ``env`` and nothing else, as a harness that filters
-    its servers' environment launches it."""
+    """An initialized session with ``venom-mem mcp`` (and ``flags``, such as
+    ``--in-process``) launched with ``env``. The SDK's client adds a few variables of its
+    own (USER, LOGNAME, ...); with ``exact`` the adapter is started through ``env -i`` and
+    sees ``env`` and nothing else, as a harness that filters its servers' environment
+    launches it."""
+    argv = [VENOM_MEM, "mcp", *flags]
     if exact:
         assignments = [f"{key}={value}" for key, value in env.items()]
-        params = StdioServerParameters(
-            command=ENV, args=["-i", *assignments, VENOM_MEM, "mcp"], cwd=str(cwd)
-        )
+        params = StdioServerParameters(command=ENV, args=["-i", *assignments, *argv], cwd=str(cwd))
     else:
-        params = StdioServerParameters(command=VENOM_MEM, args=["mcp"], env=dict(env), cwd=str(cwd))
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(env), cwd=str(cwd))
     log_path = stderr_to or cwd / f"mcp-{time.monotonic_ns()}.stderr"
     with log_path.open("w") as errlog:
         async with (

@@ -1,6 +1,7 @@
 """The front door answers as the SDK would, and hands over to it without a seam.
 
-Each case runs the real ``venom-mem mcp``. A first message the front door doesn't answer
+Each case runs the real ``venom-mem mcp`` (the relay: the SDK that answers after the
+handover is the daemon's MCP session's). A first message the front door doesn't answer
 (``resources/list``) makes it hand over at once, so the SDK itself answers what follows:
 the two answers to one ``initialize`` can then be compared.
 """
@@ -43,6 +44,10 @@ def exchange(home: Path, messages: list[dict[str, Any]], answers: int) -> list[d
         proc.stdin.close()
         proc.wait(timeout=10)
         proc.stdout.close()
+        # A message the front door doesn't answer goes to the daemon's MCP session, and may
+        # have started one for this home: stop it (a quiet no-op when none runs).
+        stop_env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "VENOM_MEM_TOKEN": "@owner"}
+        subprocess.run([VENOM_MEM, "stop"], env=stop_env, capture_output=True, check=False)
 
 
 def initialize(version: str, request_id: Any = 0) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from mcp import types as mcp_types
 
 from tests.support.mcp_stdio import EXCLUDED_VERBS
 from venom_mem_adapters.mcp.link import DaemonLink
-from venom_mem_adapters.mcp.server import ToolRunner, build_server
+from venom_mem_adapters.mcp.server import ToolRunner, build_server, in_thread
 from venom_mem_adapters.mcp.tools import build_catalog, tool_name, verb_name
 from venom_mem_core.errors import VenomError
 from venom_mem_core.grammar import GRANT_SCOPE_PATTERN, SECRET_PATTERN, SPACE_PATTERN
@@ -274,7 +274,7 @@ def test_calls_are_serialized_off_the_event_loop() -> None:
         return {"pong": True, "source": "s", "pid": 1}
 
     upstream = FakeUpstream(answer)
-    runner = ToolRunner(upstream, CATALOG)
+    runner = ToolRunner(in_thread(upstream), CATALOG)
 
     async def scenario() -> None:
         async with anyio.create_task_group() as tg:

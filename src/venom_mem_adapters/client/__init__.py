@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ._client import DaemonLocator as DaemonLocator
     from ._client import check_startup_context as check_startup_context
     from ._client import connect as connect
+    from ._client import daemon_timeout as daemon_timeout
     from ._client import reply_budget_s as reply_budget_s
     from ._client import startup_settings as startup_settings
     from ._daemon_record import remove_record as remove_record
@@ -39,6 +40,7 @@ _EXPORTS = {
     "check_socket_dir": "_socket_trust",
     "check_startup_context": "_client",
     "connect": "_client",
+    "daemon_timeout": "_client",
     "decode_frame": "_wire",
     "default_store_path": "_runtime_paths",
     "encode_frame": "_wire",

@@ -48,6 +48,7 @@ __all__ = [
     "DaemonLocator",
     "check_startup_context",
     "connect",
+    "daemon_timeout",
     "reply_budget_s",
     "startup_settings",
 ]
@@ -198,6 +199,14 @@ class Connection(ClosesOnExit):
     def close(self) -> None:
         self._sock.close()
 
+    def detach(self) -> tuple[socket.socket, bytes]:
+        """The socket, blocking, and the bytes already read past the last frame taken: the
+        connection is the caller's from here (an MCP session speaks its own framing)."""
+        self._sock.settimeout(None)
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        return self._sock, rest
+
 
 def daemon_timeout(path: str, pid: int, verb: str, waited_s: float) -> VenomError:
     """``unavailable.daemon_timeout``: a daemon is there but did not answer in time."""
@@ -290,11 +299,14 @@ def _hello(
     *,
     started: bool,
     deadline: float,
+    protocol: str | None = None,
 ) -> Connection:
     sock, pid = found
     params: dict[str, Any] = {"client": client}
     if token:
         params["auth"] = {"token": token}
+    if protocol is not None:
+        params["protocol"] = protocol
     conn = Connection(sock, {}, path=path, pid=pid)
     try:
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
@@ -340,9 +352,11 @@ def connect(
     client: str = "venom-mem-cli",
     token: str | None = None,
     hello_timeout_s: float = HELLO_TIMEOUT_S,
+    protocol: str | None = None,
 ) -> Connection:
     """Connect and say hello with ``VENOM_MEM_TOKEN`` (or ``token``), launching the daemon
-    first when none serves this store and ``may_start`` allows."""
+    first when none serves this store and ``may_start`` allows. ``protocol="mcp"`` asks
+    for the connection to become an MCP session (:meth:`Connection.detach` hands it over)."""
     env = os.environ if environ is None else environ
     token = env.get("VENOM_MEM_TOKEN", "") if token is None else token
     check_startup_context(env, token)
@@ -354,7 +368,9 @@ def connect(
         if started:  # the launch had its own deadline; hello gets a fresh one
             deadline = time.monotonic() + hello_timeout_s
         try:
-            return _hello(found, path, token, client, started=started, deadline=deadline)
+            return _hello(
+                found, path, token, client, started=started, deadline=deadline, protocol=protocol
+            )
         except VenomError as error:
             if error.code != "unavailable.connection" or attempt == HELLO_ATTEMPTS:
                 raise

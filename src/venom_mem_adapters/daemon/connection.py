@@ -4,7 +4,9 @@ A connection reads frames in a task of its own (flow.FrameReader), so it notices
 reset or hung up even while all its request slots are taken, and then drops the requests
 that haven't started. It starts at most MAX_IN_FLIGHT_PER_CONNECTION requests at once, none
 while more than UNSENT_LIMIT bytes of its replies wait to be sent, and a second ``hello`` or
-a frame that isn't a JSON object ends it (docs/adr/0013).
+a frame that isn't a JSON object ends it (docs/adr/0013). A ``hello`` that asks for
+``protocol: "mcp"`` turns the rest of the connection into an MCP session the daemon serves
+(:mod:`.mcp_session`, docs/adr/0038).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from venom_mem_core.records import Principal
 from venom_mem_core.usecases import principals
 
 from ..client import MAX_FRAME, decode_frame, encode_frame
+from . import mcp_session
 from .flow import ByteBudget, FrameReader, FrameTooLong
 
 if TYPE_CHECKING:
@@ -124,6 +127,7 @@ class Connection:
         self.stream = stream
         self.principal: Principal | None = None
         self.peer_uid: int | None = None
+        self.speaks_mcp = False  # hello asked for an MCP session, and got it
         self._send_lock = anyio.Lock()
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT_PER_CONNECTION)
         self._unsent = 0
@@ -169,6 +173,11 @@ class Connection:
                     ),
                 )
             )
+        await self.send_frame(frame)
+
+    async def send_frame(self, frame: bytes) -> None:
+        """Send encoded bytes in turn with the connection's other replies; a peer that takes
+        none of them for SEND_TIMEOUT_S is gone."""
         self._unsent += len(frame)
         try:
             async with self._send_lock:
@@ -246,6 +255,9 @@ class Connection:
             started = True  # _request releases the slot
             if hello:
                 await self._request(frame)  # later requests need its principal
+                if self.speaks_mcp:
+                    await mcp_session.serve(self, reader)
+                    return False
             else:
                 requests.start_soon(self._request, frame)
             return True
@@ -276,6 +288,17 @@ class Connection:
         finally:
             self._slots.release()
 
+    async def call(self, verb: Any, params: Any) -> dict[str, Any]:
+        """Run one verb as this connection's principal: the ok object, or VenomError."""
+        if self.principal is None:
+            raise VenomError(
+                "denied.hello", "say hello first", {"fix": "send hello before any verb"}
+            )
+        if self.principal.id.startswith("g"):  # only a token can have been revoked
+            await self.daemon.sync_clients()
+        principals.recheck(self.daemon.app, self.principal)
+        return await self.daemon.dispatch(self.principal, verb, params)
+
     async def _answer(self, frame: dict[str, Any]) -> dict[str, Any]:
         if not _valid_id(frame.get("id")):
             return error_reply(None, VenomError.param("frame", "frame", _FRAME_SHAPE))
@@ -284,17 +307,13 @@ class Connection:
             if not isinstance(verb, str) or set(frame) - {"id", "verb", "params"}:
                 raise VenomError.param("frame", "frame", _FRAME_SHAPE)
             if verb == "hello":
+                mcp = mcp_session.asked_for(frame.get("params"))
                 self.principal, ok = await self.daemon.hello(frame.get("params"), self.peer_uid)
+                if mcp:
+                    ok["protocol"] = "mcp"
+                    self.speaks_mcp = True
                 return {"id": request_id, "ok": ok}
-            if self.principal is None:
-                raise VenomError(
-                    "denied.hello", "say hello first", {"fix": "send hello before any verb"}
-                )
-            if self.principal.id.startswith("g"):  # only a token can have been revoked
-                await self.daemon.sync_clients()
-            principals.recheck(self.daemon.app, self.principal)
-            ok = await self.daemon.dispatch(self.principal, verb, frame.get("params"))
-            return {"id": request_id, "ok": ok}
+            return {"id": request_id, "ok": await self.call(verb, frame.get("params"))}
         except VenomError as error:
             return error_reply(request_id, error)
         except Exception as exc:  # a bug must cost one request, never the daemon

@@ -32,6 +32,8 @@ __all__ = [
     "Wire",
     "daemon_connector",
     "early_token_check",
+    "lost_reply",
+    "starts_daemon",
 ]
 
 CLIENT_NAME = "venom-mem-mcp"
@@ -79,13 +81,16 @@ def daemon_connector(environ: Mapping[str, str]) -> Callable[[bool], Wire]:
     return open_wire
 
 
-def early_token_check(environ: Mapping[str, str]) -> tuple[VenomError | None, Wire | None]:
+def early_token_check(
+    environ: Mapping[str, str], *, protocol: str | None = None
+) -> tuple[VenomError | None, Wire | None]:
     """At ``initialize``: is the adapter's token one the store will take?
 
     A malformed token is refused without any daemon. A well-formed one is tried with hello
     only when a daemon already serves the store (nothing is started before the first tool
-    call that needs one, RFC-0020 section 8); the connection is kept for that call. A daemon
-    that doesn't answer in time is left for the tool calls to report.
+    call that needs one, RFC-0020 section 8); the connection is kept for that call (said
+    hello with ``protocol``, for the relay). A daemon that doesn't answer in time is left for
+    the tool calls to report.
     """
     from venom_mem_adapters.client import check_startup_context, connect
     from venom_mem_core.token_text import OWNER_TOKEN, token_parts
@@ -108,7 +113,11 @@ def early_token_check(environ: Mapping[str, str]) -> tuple[VenomError | None, Wi
         )
     try:
         wire = connect(
-            environ, may_start=False, client=CLIENT_NAME, hello_timeout_s=EARLY_HELLO_TIMEOUT_S
+            environ,
+            may_start=False,
+            client=CLIENT_NAME,
+            hello_timeout_s=EARLY_HELLO_TIMEOUT_S,
+            protocol=protocol,
         )
     except VenomError as error:
         if error.code.startswith(("denied.", "failed.")):
@@ -125,7 +134,8 @@ _NEW_TOKEN_FIX = (
 )
 
 
-def _lost(verb: str, *, started: bool) -> VenomError:
+def lost_reply(verb: str, *, started: bool) -> VenomError:
+    """A request sent whose connection broke before its reply (never resent)."""
     what = (
         f"the connection to the daemon broke before it answered {verb}; the request was not "
         "resent and may or may not have been applied"
@@ -135,7 +145,8 @@ def _lost(verb: str, *, started: bool) -> VenomError:
     return VenomError("unavailable.connection", what, {"fix": _RETRY_FIX})
 
 
-def _starts_daemon(verb: str) -> bool:
+def starts_daemon(verb: str) -> bool:
+    """Whether a call of ``verb`` may start the daemon (RFC-0020 section 8's table)."""
     found = MANIFEST.verb(verb)
     return found is not None and found.starts_daemon
 
@@ -155,7 +166,7 @@ class DaemonLink:
         """The ok object, or :class:`VenomError` (the daemon's, or a transport failure)."""
         from venom_mem_adapters.client import reply_budget_s
 
-        may_start = _starts_daemon(verb)
+        may_start = starts_daemon(verb)
         wire = self._open(may_start)
         deadline = time.monotonic() + reply_budget_s(verb, params)
         try:
@@ -214,7 +225,7 @@ class DaemonLink:
                 error = reply.get("error")
                 if isinstance(error, Mapping):
                     raise VenomError.from_json(error)
-                raise _lost(verb, started=wire.started)
+                raise lost_reply(verb, started=wire.started)
         if "error" in reply:
             error = reply["error"]
             raise VenomError.from_json(error if isinstance(error, Mapping) else {})
@@ -229,11 +240,11 @@ class DaemonLink:
             # connection is dropped like a broken one, and the next call reconnects.
             self._drop()
             if exc.code in ("unavailable.connection", "unavailable.startup_result"):
-                raise _lost(verb, started=wire.started) from None
+                raise lost_reply(verb, started=wire.started) from None
             raise
         except OSError:
             self._drop()
-            raise _lost(verb, started=wire.started) from None
+            raise lost_reply(verb, started=wire.started) from None
         except ValueError:
             self._drop()
             raise VenomError(

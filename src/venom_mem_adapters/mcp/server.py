@@ -1,9 +1,12 @@
-"""The stdio MCP server on the official SDK's low-level API (CONTRACT section 7).
+"""The MCP server on the official SDK's low-level API (CONTRACT section 7), for two callers:
+the in-process adapter (``venom-mem mcp --in-process``, :func:`serve_handover`), whose calls
+go over its held daemon connection, off the event loop and one at a time; and the daemon's
+own MCP sessions (:mod:`venom_mem_adapters.daemon.mcp_session`, :func:`session_server`),
+whose calls are dispatched in the daemon itself.
 
 ``tools/list`` answers from the catalog built once from the manifest; it never touches the
-daemon. ``tools/call`` checks the arguments, then makes the call on the held daemon
-connection, off the event loop and one at a time. Every outcome a caller can cause is a
-result: the ok object as ``structuredContent`` plus the same JSON as one text content, or
+daemon. ``tools/call`` checks the arguments, then makes the call. Every outcome a caller can
+cause is a result: the ok object as ``structuredContent`` plus the same JSON as one text content, or
 ``isError`` with one text content ``{"error": {...}}``. Nothing a caller or the daemon does
 raises out of a tool call.
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, BinaryIO
 
 import anyio
@@ -30,17 +33,23 @@ from venom_mem_core.manifest import MANIFEST
 
 from .front import Handover
 from .link import Upstream
-from .tools import INSTRUCTIONS, SERVER_NAME, ToolSpec, build_catalog
+from .tools import INSTRUCTIONS, SERVER_NAME, ToolSpec, build_catalog, no_such_tool
 
 __all__ = [
     "SERVER_NAME",
+    "Call",
     "ToolRunner",
     "build_server",
     "error_result",
+    "in_thread",
     "ok_result",
     "serve_handover",
+    "session_server",
     "tool_listing",
 ]
+
+# One call to the daemon: the verb and its checked params in, the ok object out (or VenomError).
+Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 log = logging.getLogger("venom_mem.mcp")
 
@@ -75,22 +84,30 @@ def tool_listing(catalog: Mapping[str, ToolSpec]) -> list[types.Tool]:
     return [_tool(spec) for spec in catalog.values()]
 
 
-class ToolRunner:
-    """Checks a call's arguments and makes it on the upstream, one call at a time."""
+def in_thread(upstream: Upstream) -> Call:
+    """The blocking upstream's calls, each in a worker thread and one at a time."""
+    lock = anyio.Lock()
 
-    def __init__(self, upstream: Upstream, catalog: Mapping[str, ToolSpec]) -> None:
-        self._upstream = upstream
+    async def call(verb: str, params: dict[str, Any]) -> dict[str, Any]:
+        async with lock:
+            return await anyio.to_thread.run_sync(upstream.call, verb, params)
+
+    return call
+
+
+class ToolRunner:
+    """Checks a call's arguments and makes it with ``call``."""
+
+    def __init__(self, call: Call, catalog: Mapping[str, ToolSpec]) -> None:
+        self._call = call
         self._catalog = catalog
-        self._lock = anyio.Lock()
 
     async def run(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """The ok object, or :class:`VenomError`."""
         spec = self._catalog.get(name)
         if spec is None:
-            raise VenomError("unsupported.verb", f"no tool named {name!r}", {"tool": name})
-        params = spec.check(arguments)
-        async with self._lock:
-            return await anyio.to_thread.run_sync(self._upstream.call, spec.verb.name, params)
+            raise no_such_tool(name)
+        return await self._call(spec.verb.name, spec.check(arguments))
 
     async def result(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         try:
@@ -108,7 +125,15 @@ def build_server(upstream: Upstream, catalog: Mapping[str, ToolSpec] | None = No
     whose ``denied.*`` says what is missing better than "no such tool" would."""
     everything = build_catalog(MANIFEST)
     listing = tool_listing(everything if catalog is None else catalog)
-    runner = ToolRunner(upstream, everything)
+    return session_server(in_thread(upstream), listing, everything)
+
+
+def session_server(
+    call: Call, listing: Sequence[types.Tool], everything: Mapping[str, ToolSpec]
+) -> Server[Any]:
+    """A server that lists ``listing`` and runs any tool of ``everything`` with ``call``.
+    The daemon builds both once per audience and a server per session."""
+    runner = ToolRunner(call, everything)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

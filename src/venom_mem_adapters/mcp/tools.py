@@ -33,6 +33,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.manifest_types import Manifest, Verb
 from venom_mem_core.params import check_params, json_schema, params_schema
@@ -43,9 +44,11 @@ __all__ = [
     "INSTRUCTIONS",
     "SERVER_NAME",
     "ToolSpec",
+    "audience_for_principal",
     "audience_for_token",
     "build_catalog",
     "exposed_verbs",
+    "no_such_tool",
     "tool_name",
     "verb_name",
 ]
@@ -144,11 +147,24 @@ def _exposed(verb: Verb) -> Verb:
     return verb.replace(params=tuple(p for p in verb.params if not p.cli_only))
 
 
+def no_such_tool(name: Any) -> VenomError:
+    """A call to a tool no catalog has."""
+    return VenomError("unsupported.verb", f"no tool named {name!r}", {"tool": name})
+
+
 def audience_for_token(token: str) -> str:
     """Who a ``VENOM_MEM_TOKEN`` makes the adapter: ``owner``, ``client`` or ``unknown``."""
     if token == OWNER_TOKEN:
         return "owner"
     return "client" if token else "unknown"
+
+
+def audience_for_principal(principal: str) -> str:
+    """Who a principal that said hello is, for the daemon's MCP sessions: the same three
+    audiences, so a relay's listing before and after its daemon answers is one listing."""
+    if principal in ("owner", "unknown"):
+        return principal
+    return "client"
 
 
 def exposed_verbs(manifest: Manifest, audience: str = "owner") -> Iterable[Verb]:
