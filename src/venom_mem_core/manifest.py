@@ -798,6 +798,13 @@ SHARED_VERBS = (
                 Type("string", choices=("venom", "mcp")),
                 default="venom",
             ),
+            Param(
+                "harness_session",
+                "With protocol mcp: session.start's params for the harness session the adapter "
+                "serves ({harness, harness_session, cwd}); each memory.add that names no session "
+                "is filed under it (ADR 0036, 0038)",
+                OPEN,
+            ),
         ),
         result=_obj(
             _f("principal", "Resolved principal", STR),

@@ -300,6 +300,7 @@ def _hello(
     started: bool,
     deadline: float,
     protocol: str | None = None,
+    harness_session: Mapping[str, Any] | None = None,
 ) -> Connection:
     sock, pid = found
     params: dict[str, Any] = {"client": client}
@@ -307,6 +308,8 @@ def _hello(
         params["auth"] = {"token": token}
     if protocol is not None:
         params["protocol"] = protocol
+    if harness_session is not None:
+        params["harness_session"] = dict(harness_session)
     conn = Connection(sock, {}, path=path, pid=pid)
     try:
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
@@ -353,10 +356,12 @@ def connect(
     token: str | None = None,
     hello_timeout_s: float = HELLO_TIMEOUT_S,
     protocol: str | None = None,
+    harness_session: Mapping[str, Any] | None = None,
 ) -> Connection:
     """Connect and say hello with ``VENOM_MEM_TOKEN`` (or ``token``), launching the daemon
     first when none serves this store and ``may_start`` allows. ``protocol="mcp"`` asks
-    for the connection to become an MCP session (:meth:`Connection.detach` hands it over)."""
+    for the connection to become an MCP session (:meth:`Connection.detach` hands it over),
+    naming ``harness_session`` (session.start's params) on its memory.add calls."""
     env = os.environ if environ is None else environ
     token = env.get("VENOM_MEM_TOKEN", "") if token is None else token
     check_startup_context(env, token)
@@ -369,7 +374,14 @@ def connect(
             deadline = time.monotonic() + hello_timeout_s
         try:
             return _hello(
-                found, path, token, client, started=started, deadline=deadline, protocol=protocol
+                found,
+                path,
+                token,
+                client,
+                started=started,
+                deadline=deadline,
+                protocol=protocol,
+                harness_session=harness_session,
             )
         except VenomError as error:
             if error.code != "unavailable.connection" or attempt == HELLO_ATTEMPTS:

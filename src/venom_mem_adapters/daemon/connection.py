@@ -18,6 +18,7 @@ import math
 import select
 import socket
 import struct
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -128,6 +129,7 @@ class Connection:
         self.principal: Principal | None = None
         self.peer_uid: int | None = None
         self.speaks_mcp = False  # hello asked for an MCP session, and got it
+        self.harness_session: dict[str, Any] | None = None  # what the MCP session names
         self._send_lock = anyio.Lock()
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT_PER_CONNECTION)
         self._unsent = 0
@@ -312,6 +314,8 @@ class Connection:
                 if mcp:
                     ok["protocol"] = "mcp"
                     self.speaks_mcp = True
+                    named = (frame.get("params") or {}).get("harness_session")
+                    self.harness_session = dict(named) if isinstance(named, Mapping) else None
                 return {"id": request_id, "ok": ok}
             return {"id": request_id, "ok": await self.call(verb, frame.get("params"))}
         except VenomError as error:

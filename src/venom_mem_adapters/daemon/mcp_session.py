@@ -25,10 +25,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import anyio.to_thread
 
+from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.records import Principal
 from venom_mem_core.validation import check_value
 
+from ..mcp.harness_session import NAMED_VERBS
 from ..mcp.tools import ToolSpec, audience_for_principal, build_catalog
 from .flow import FrameReader, FrameTooLong
 
@@ -45,6 +47,10 @@ class Host(Protocol):
 
     @property
     def principal(self) -> Principal | None: ...
+
+    @property
+    def harness_session(self) -> Mapping[str, Any] | None:
+        """session.start's params for the harness session hello named, or None."""
 
     async def call(self, verb: Any, params: Any) -> dict[str, Any]: ...
 
@@ -130,8 +136,21 @@ async def serve(host: Host, reader: FrameReader) -> None:
     sdk = await _sdk()
     one_at_a_time = anyio.Lock()  # first come, first served
 
+    start, session = host.harness_session, None
+
     async def call(verb: str, params: dict[str, Any]) -> dict[str, Any]:
+        nonlocal start, session
         async with one_at_a_time:
+            # As the in-process adapter does (mcp.harness_session.SessionNaming): a write
+            # that names no session is filed under the harness's, started once.
+            if verb in NAMED_VERBS and "session" not in params and start is not None:
+                if session is None:
+                    try:
+                        session = str((await host.call("session.start", start))["session"])
+                    except VenomError:
+                        start = None  # refused once (a read-only token): don't ask again
+                if session is not None:
+                    params = {**params, "session": session}
             return await host.call(verb, params)
 
     server = sdk.server.session_server(

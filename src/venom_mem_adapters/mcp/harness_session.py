@@ -19,11 +19,25 @@ from venom_mem_core.errors import VenomError
 
 from .link import Upstream
 
-__all__ = ["HARNESS_SESSION_VARS", "SessionNaming"]
+__all__ = ["HARNESS_SESSION_VARS", "NAMED_VERBS", "SessionNaming", "served_session"]
 
 # The variable a harness sets for its MCP servers, and the harness it names.
 HARNESS_SESSION_VARS = {"CLAUDE_CODE_SESSION_ID": "claude-code"}
-_NAMED_VERBS = frozenset({"memory.add"})
+NAMED_VERBS = frozenset({"memory.add"})
+
+
+def served_session(environ: Mapping[str, str]) -> dict[str, Any] | None:
+    """``session.start``'s params for the harness session ``environ`` names (with this
+    process's working directory), or None where the harness names none. The in-process
+    adapter starts it itself; the relay hands it to the daemon's MCP session at hello."""
+    for var, harness in HARNESS_SESSION_VARS.items():
+        if environ.get(var):
+            params: dict[str, Any] = {"harness": harness, "harness_session": environ[var]}
+            cwd = os.getcwd()
+            if os.path.isabs(cwd):
+                params["cwd"] = cwd
+            return params
+    return None
 
 
 class SessionNaming:
@@ -31,28 +45,19 @@ class SessionNaming:
 
     def __init__(self, upstream: Upstream, environ: Mapping[str, str]) -> None:
         self._upstream = upstream
-        self._harness: tuple[str, str] | None = next(
-            ((harness, environ[var]) for var, harness in HARNESS_SESSION_VARS.items()
-             if environ.get(var)),
-            None,
-        )  # fmt: skip
+        self._start = served_session(environ)
         self._session: str | None = None
 
     def _session_id(self) -> str | None:
-        if self._session is None and self._harness is not None:
-            harness, harness_session = self._harness
-            params: dict[str, Any] = {"harness": harness, "harness_session": harness_session}
-            cwd = os.getcwd()
-            if os.path.isabs(cwd):
-                params["cwd"] = cwd
+        if self._session is None and self._start is not None:
             try:
-                self._session = str(self._upstream.call("session.start", params)["session"])
+                self._session = str(self._upstream.call("session.start", self._start)["session"])
             except VenomError:
-                self._harness = None  # refused once (a read-only token): don't ask again
+                self._start = None  # refused once (a read-only token): don't ask again
         return self._session
 
     def call(self, verb: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        if verb in _NAMED_VERBS and "session" not in params:
+        if verb in NAMED_VERBS and "session" not in params:
             session = self._session_id()
             if session is not None:
                 params = {**params, "session": session}

@@ -547,6 +547,7 @@ def run_relay(env: Mapping[str, str], wire_in: BinaryIO, wire_out: BinaryIO) -> 
     from venom_mem_core.manifest import MANIFEST
 
     from ..client import connect
+    from .harness_session import served_session
     from .link import early_token_check
     from .tools import INSTRUCTIONS, SERVER_NAME, audience_for_token, build_catalog
 
@@ -582,7 +583,13 @@ def run_relay(env: Mapping[str, str], wire_in: BinaryIO, wire_out: BinaryIO) -> 
         return 1 if front.failed else 0
 
     def connector(may_start: bool) -> Any:
-        return connect(env, may_start=may_start, client=CLIENT_NAME, protocol="mcp")
+        return connect(
+            env,
+            may_start=may_start,
+            client=CLIENT_NAME,
+            protocol="mcp",
+            harness_session=served_session(env),
+        )
 
     relay = Relay(
         wire_in,
