@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
-from typing import Any, TextIO
 
-from venom_mem_core.errors import VenomError
+TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, TextIO
+
+    from venom_mem_core.errors import VenomError
 
 __all__ = ["print_error", "print_json"]
 
