@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import attrs
 import pytest
@@ -73,3 +74,18 @@ def world() -> Iterator[World]:
     """A fresh store, socket and config; its daemon is stopped afterwards."""
     with make_world() as w:
         yield w
+
+
+@pytest.fixture
+def fresh() -> Iterator[Seeded]:
+    """A store of its own, seeded, for a test that changes what it shows."""
+    with make_world() as world:
+        yield seed(world)
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    out = tmp_path / "screenshots"
+    out.mkdir()
+    print(f"screenshots in {out}")
+    return out

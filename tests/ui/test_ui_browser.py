@@ -5,31 +5,14 @@ page go to the test's output directory."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.support.browser import chromium_context
-from tests.support.daemon_env import World, make_world
+from tests.support.daemon_env import World
 from tests.support.ui_server import UI, run_ui
 
-from .conftest import SCRIPT, Seeded, seed
-
-
-@pytest.fixture
-def fresh() -> Iterator[Seeded]:
-    with make_world() as world:
-        yield seed(world)
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    out = tmp_path / "screenshots"
-    out.mkdir()
-    print(f"screenshots in {out}")
-    return out
+from .conftest import SCRIPT, Seeded
 
 
 class Person:

@@ -5,33 +5,17 @@ through the CLI."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.support.browser import chromium_context
-from tests.support.daemon_env import make_world
 from tests.support.ui_server import run_ui
 
-from .conftest import Seeded, seed
+from .conftest import Seeded
 from .test_ui_browser import Person, _cli_memory
 
 EDITED = "venom-std pins Zig 0.18 with .zigversion; CI reads it."
-
-
-@pytest.fixture
-def fresh() -> Iterator[Seeded]:
-    with make_world() as world:
-        yield seed(world)
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    out = tmp_path / "screenshots"
-    out.mkdir()
-    return out
 
 
 def test_a_person_edits_a_memory_and_redoes_it_after_a_cli_update(
