@@ -293,16 +293,23 @@ def print_load_header(seconds: float) -> None:
     print(
         f"{'store, daemons':<22} {'adds/s':>8} {'add p50':>9} {'add p99':>9}"
         f" {'search p50':>11} {'search p99':>11} {'errors':>7}"
-        f"   CPU ms/op: {'daemon':>6} {'server':>6} {'client':>6}   ceiling (ops/s, adds/s)"
+        f" {'ops/s':>6}   CPU ms/op: {'daemon':>6} {'server':>6} {'client':>6}"
+        "   ceiling (ops/s, adds/s)"
     )
+
+
+def ceiling_ops(f: LoadFigures) -> float:
+    """The operations per second the machine's cores could serve at this row's CPU cost."""
+    return CORES * 1000 / sum(f.cpu_ms_per_op(m) for m in ("daemons", "server", "clients"))
 
 
 def print_load_row(label: str, f: LoadFigures) -> None:
     daemon, server, clients = (f.cpu_ms_per_op(m) for m in ("daemons", "server", "clients"))
-    ceiling = CORES * 1000 / (daemon + server + clients)
+    ceiling = ceiling_ops(f)
     print(
         f"{label:<22} {f.adds_per_s:8.0f} {f.add_p50_ms:6.1f} ms {f.add_p99_ms:6.1f} ms"
         f" {f.search_p50_ms:8.1f} ms {f.search_p99_ms:8.1f} ms {f.errors:7d}"
+        f" {f.adds_per_s * f.ops / max(f.adds, 1):6.0f}"
         f"              {daemon:6.2f} {server:6.2f} {clients:6.2f}"
         f"   {ceiling:5.0f}, {ceiling * f.adds / f.ops:5.0f}",
         flush=True,
@@ -329,9 +336,20 @@ def print_targets(rows: dict[str, LoadFigures]) -> None:
                        four.add_p99_ms < FOUR_P99_MS))  # fmt: skip
     for target, figure, met in checks:
         print(f"target  {target:<36} {figure:>9}  {'met' if met else 'NOT MET'}", flush=True)
+    if four is not None:
+        # A closed loop: every caller sends its next call when the last is answered, so by
+        # Little's law the mean latency is the callers over the rate, at best the ceiling's.
+        callers = 4 * (WRITERS + SEARCHERS)
+        print(
+            f"4 daemons: {callers} callers in a closed loop, so mean latency >= {callers}"
+            f" / {ceiling_ops(four):.0f} ops/s = {callers / ceiling_ops(four) * 1000:.0f} ms"
+            " even with the cores all the load's",
+            flush=True,
+        )
     print(
         f"ceiling = {CORES} cores * 1000 / (daemon + server + client CPU ms per operation): the"
-        " ops/s this machine could serve if the load were all it ran; adds/s at the row's mix."
+        " ops/s this machine could serve if the load were all it ran (ops/s: what it served,"
+        " adds and searches); adds/s at the row's mix."
         " 4 daemons at twice one needs the 4-daemon row's adds ceiling above twice the 1-daemon"
         " row's adds/s.",
         flush=True,
