@@ -20,7 +20,11 @@ on (durable commits, as a team's server runs), 1, 2 and 4 daemons (``--daemons``
 database, each with 4 writers adding short memories and 2 searchers, ``--load-seconds``
 long (bench/daemon_load.py), beside one daemon on a SQLite file under the same load; the
 targets are printed beside the figures: one daemon at least half SQLite's adds/s, 4 daemons
-at least twice one, add p99 under 100 ms at 4 daemons.
+at least twice one, add p99 under 100 ms at 4 daemons. Beside each row, the CPU milliseconds
+(user + system, from /proc) per operation (adds and searches) that the daemons, the server's
+processes and the load's own clients used in the window: unlike adds/s, that doesn't move
+with the machine's other load, and it bounds what the machine can do (ops/s ceiling = cores
+* 1000 / the CPU ms of one operation, all three together, as they share the cores here).
 
 Run: ``.venv/bin/python bench/bench_postgres.py [--sizes 10000,100000] [--no-hybrid]
 [--daemons 1,2,4] [--load-seconds 15]``; ``--sizes ''`` or ``--daemons ''`` skips a part
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import statistics
 import sys
@@ -39,6 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cpu_time import process_tree_cpu_s, processes_cpu_s
 from daemon_load import LoadFigures, run_load
 from tests.support.daemon_env import World, make_world
 from tests.support.embed_stub import EmbedStub, embed_stub
@@ -214,6 +220,7 @@ LOAD_SEED = 1000  # memories in each store before the load, so searches have pos
 WRITERS, SEARCHERS = 4, 2
 # Issue 24's targets: PostgreSQL's one daemon against SQLite's, 4 daemons against one.
 ONE_VS_SQLITE, FOUR_VS_ONE, FOUR_P99_MS = 0.5, 2.0, 100.0
+CORES = os.cpu_count() or 1
 
 
 def load_table(server: PostgresServer, daemons: list[int], seconds: float) -> None:
@@ -222,14 +229,21 @@ def load_table(server: PostgresServer, daemons: list[int], seconds: float) -> No
     rows: dict[str, LoadFigures] = {}
     with make_world() as lite:
         fill(lite, 0, LOAD_SEED)
+        pid = lite.daemon_pid()
+        assert pid is not None
         rows["sqlite, 1 daemon"] = run_load(
-            [lite.environ("@owner")], writers=WRITERS, searchers=SEARCHERS, seconds=seconds
+            [lite.environ("@owner")],
+            writers=WRITERS,
+            searchers=SEARCHERS,
+            seconds=seconds,
+            meters={"daemons": lambda: processes_cpu_s([pid]), "server": lambda: 0.0},
         )
         lite.stop_daemon()
     print_load_header(seconds)
     print_load_row("sqlite, 1 daemon", rows["sqlite, 1 daemon"])
     for count in daemons:
-        options = server.fresh_url("load").split("&options=", 1)[1]
+        url = server.fresh_url("load")
+        options = url.split("&options=", 1)[1]
         store = f'.{{ .store = .{{ .url = "postgresql:///postgres?options={options}" }} }}'
         with contextlib.ExitStack() as stack:
             worlds = [stack.enter_context(make_world()) for _ in range(count)]
@@ -237,19 +251,37 @@ def load_table(server: PostgresServer, daemons: list[int], seconds: float) -> No
                 world.env.update(server.environ)
                 world.write_config(store)
             fill(worlds[0], 0, LOAD_SEED)
+            analyze(url)
             for world in worlds[1:]:
                 world.ok("store", "status")  # every daemon up before the window opens
             label = f"postgres, {count} daemon{'s' if count > 1 else ''}"
+            pids = [pid for w in worlds if (pid := w.daemon_pid()) is not None]
+            postmaster = server.postmaster_pid()
             rows[label] = run_load(
                 [w.environ("@owner") for w in worlds],
                 writers=WRITERS,
                 searchers=SEARCHERS,
                 seconds=seconds,
+                meters={
+                    "daemons": functools.partial(processes_cpu_s, pids),
+                    "server": functools.partial(process_tree_cpu_s, postmaster),
+                },
             )
             for world in worlds:
                 world.stop_daemon()
         print_load_row(label, rows[label])
     print_targets(rows)
+
+
+def analyze(url: str) -> None:
+    """The statistics a team's server has for a store in use (autovacuum analyzes a table
+    once a tenth of it changed, within a minute): a schema seeded seconds ago has none, and
+    without them the planner read the content dedup through ``memories_space``, every live
+    row of the space, instead of ``memories_live_content``'s one entry."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("ANALYZE")
 
 
 def print_load_header(seconds: float) -> None:
@@ -261,13 +293,25 @@ def print_load_header(seconds: float) -> None:
     print(
         f"{'store, daemons':<22} {'adds/s':>8} {'add p50':>9} {'add p99':>9}"
         f" {'search p50':>11} {'search p99':>11} {'errors':>7}"
+        f" {'ops/s':>6}   CPU ms/op: {'daemon':>6} {'server':>6} {'client':>6}"
+        "   ceiling (ops/s, adds/s)"
     )
 
 
+def ceiling_ops(f: LoadFigures) -> float:
+    """The operations per second the machine's cores could serve at this row's CPU cost."""
+    return CORES * 1000 / sum(f.cpu_ms_per_op(m) for m in ("daemons", "server", "clients"))
+
+
 def print_load_row(label: str, f: LoadFigures) -> None:
+    daemon, server, clients = (f.cpu_ms_per_op(m) for m in ("daemons", "server", "clients"))
+    ceiling = ceiling_ops(f)
     print(
         f"{label:<22} {f.adds_per_s:8.0f} {f.add_p50_ms:6.1f} ms {f.add_p99_ms:6.1f} ms"
-        f" {f.search_p50_ms:8.1f} ms {f.search_p99_ms:8.1f} ms {f.errors:7d}",
+        f" {f.search_p50_ms:8.1f} ms {f.search_p99_ms:8.1f} ms {f.errors:7d}"
+        f" {f.adds_per_s * f.ops / max(f.adds, 1):6.0f}"
+        f"              {daemon:6.2f} {server:6.2f} {clients:6.2f}"
+        f"   {ceiling:5.0f}, {ceiling * f.adds / f.ops:5.0f}",
         flush=True,
     )
 
@@ -292,6 +336,24 @@ def print_targets(rows: dict[str, LoadFigures]) -> None:
                        four.add_p99_ms < FOUR_P99_MS))  # fmt: skip
     for target, figure, met in checks:
         print(f"target  {target:<36} {figure:>9}  {'met' if met else 'NOT MET'}", flush=True)
+    if four is not None:
+        # A closed loop: every caller sends its next call when the last is answered, so by
+        # Little's law the mean latency is the callers over the rate, at best the ceiling's.
+        callers = 4 * (WRITERS + SEARCHERS)
+        print(
+            f"4 daemons: {callers} callers in a closed loop, so mean latency >= {callers}"
+            f" / {ceiling_ops(four):.0f} ops/s = {callers / ceiling_ops(four) * 1000:.0f} ms"
+            " even with the cores all the load's",
+            flush=True,
+        )
+    print(
+        f"ceiling = {CORES} cores * 1000 / (daemon + server + client CPU ms per operation): the"
+        " ops/s this machine could serve if the load were all it ran (ops/s: what it served,"
+        " adds and searches); adds/s at the row's mix."
+        " 4 daemons at twice one needs the 4-daemon row's adds ceiling above twice the 1-daemon"
+        " row's adds/s.",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

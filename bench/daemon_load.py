@@ -4,15 +4,17 @@ Each daemon gets its own client process (so one bench process's GIL never caps s
 daemons), running ``writers`` threads that add short memories and ``searchers`` threads that
 search, each thread on its own held connection, all starting at one instant and stopping
 ``seconds`` later. The figures are over that window: adds per second across every daemon,
-and add and search p50/p99 over every call.
+and add and search p50/p99 over every call, and the CPU seconds (user + system) the named processes
+(``meters``: the daemons, the database server) and the client processes used in it.
 """
 
 from __future__ import annotations
 
+import resource
 import statistics
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
@@ -40,6 +42,15 @@ class LoadFigures:
     adds: int
     searches: int
     errors: int
+    # CPU seconds used in the window: each meter's (run_load's ``meters``) and the clients'.
+    cpu_s: Mapping[str, float] = attrs.field(factory=dict)
+
+    @property
+    def ops(self) -> int:
+        return self.adds + self.searches
+
+    def cpu_ms_per_op(self, meter: str) -> float:
+        return self.cpu_s[meter] * 1000 / self.ops if self.ops else float("nan")
 
 
 def _note(daemon: int, writer: int, n: int) -> str:
@@ -47,13 +58,14 @@ def _note(daemon: int, writer: int, n: int) -> str:
     return f"d{daemon} w{writer} note {n}: {words}"
 
 
-Samples = tuple[list[float], list[float], int]
+Samples = tuple[list[float], list[float], int, float]  # adds, searches, errors, CPU s
 
 
 def _client_process(
     environ: Mapping[str, str], daemon: int, clients: tuple[int, int], window: tuple[float, float]
 ) -> Samples:
-    """One daemon's clients, in a process of their own: (add and search latencies, errors)."""
+    """One daemon's clients, in a process of their own: (add and search latencies, errors,
+    the CPU seconds this process used from the window's start to its last call's end)."""
     writers, searchers = clients
     start, end = window
     adds: list[float] = []
@@ -89,9 +101,16 @@ def _client_process(
     threads += [threading.Thread(target=work, args=("search", s)) for s in range(searchers)]
     for thread in threads:
         thread.start()
+    time.sleep(max(0.0, start - time.time()))
+    began = _own_cpu_s()
     for thread in threads:
         thread.join()
-    return adds, searches, errors[0]
+    return adds, searches, errors[0], _own_cpu_s() - began
+
+
+def _own_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _quantile_ms(samples: Sequence[float], q: float) -> float:
@@ -108,9 +127,13 @@ def run_load(
     writers: int = 4,
     searchers: int = 2,
     seconds: float = 15.0,
+    meters: Mapping[str, Callable[[], float]] | None = None,
 ) -> LoadFigures:
     """``writers`` adders and ``searchers`` searchers on each daemon ``environs`` reach (a
-    client environment each, with its socket and token) for ``seconds``."""
+    client environment each, with its socket and token) for ``seconds``; ``meters`` name
+    functions returning CPU seconds used so far (cpu_time.py), read as the window opens and
+    once its last call has been answered."""
+    meters = meters or {}
     start = time.time() + _START_DELAY_S
     end = start + seconds
     with ProcessPoolExecutor(len(environs), mp_context=get_context("spawn")) as pool:
@@ -118,7 +141,11 @@ def run_load(
             pool.submit(_client_process, dict(env), i, (writers, searchers), (start, end))
             for i, env in enumerate(environs)
         ]
+        time.sleep(max(0.0, start - time.time()))
+        before = {name: meter() for name, meter in meters.items()}
         results = [future.result() for future in futures]
+        cpu_s = {name: meter() - before[name] for name, meter in meters.items()}
+    cpu_s["clients"] = sum(result[3] for result in results)
     adds = [s for result in results for s in result[0]]
     searches = [s for result in results for s in result[1]]
     return LoadFigures(
@@ -130,4 +157,5 @@ def run_load(
         adds=len(adds),
         searches=len(searches),
         errors=sum(result[2] for result in results),
+        cpu_s=cpu_s,
     )

@@ -49,6 +49,7 @@ checks it against SQLite itself). Either way it may declare
 
 from __future__ import annotations
 
+import functools
 import math
 import unicodedata
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -118,6 +119,10 @@ _DIACRITICS = frozenset(
 )
 
 
+# Pure functions of one character and one word, called for every character and token a
+# store without FTS5 indexes or snippets: text repeats, and each call was several
+# unicodedata lookups or a dozen suffix rules (docs/adr/0031's amendment).
+@functools.lru_cache(maxsize=4096)
 def _fold_char(char: str) -> str | None:
     """The folded form of a token character, or ``None`` for a separator."""
     if char in _DIACRITICS:
@@ -350,6 +355,7 @@ def _step4_cond(stem: str, suffix: str) -> bool:
     return _m_gt1_s_or_t(stem) if suffix == "ion" else _m_gt1(stem)
 
 
+@functools.lru_cache(maxsize=16384)
 def porter_stem(word: str) -> str:
     """Stem one lowercased token as SQLite's FTS5 ``porter`` tokenizer does.
 

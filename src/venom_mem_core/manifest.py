@@ -171,6 +171,7 @@ E_NF_CLIENT = _e("not_found.client", "No such client")
 E_REVISION = _e("conflict.memory_revision", "The memory is at another revision")
 E_DUPLICATE = _e("conflict.memory_duplicate", "Another live memory has this content")
 E_BUSY = _e("unavailable.store_busy", "The store stayed locked")
+E_STORE = _e("unavailable.store", "The team store's server didn't answer; retry")
 E_QUERY = _e("invalid_params.query", "The query has no words")
 E_BRANCH = _e("invalid_params.branch", "Not a git branch name of at most 128 bytes")
 E_READ = _e("denied.read", "A space you can't read")
@@ -1289,16 +1290,35 @@ EXPORT_VERBS = (
     ),
 )
 
+
+def _with_store_errors(verb: Verb) -> Verb:
+    """What every verb answered on the store can meet, said once rather than in each list:
+    a team store's server away or cut off (``unavailable.store``, docs/adr/0030) for a use
+    case and for ``hello`` (a token's check reads the store), and on the writer, a lock
+    held past the busy timeout (``unavailable.store_busy``)."""
+    if verb.runs == "writer":
+        extra: tuple[ErrorDoc, ...] = (E_STORE, E_BUSY)
+    elif verb.runs == "reader" or verb.handshake:
+        extra = (E_STORE,)
+    else:
+        return verb
+    have = {error.code for error in verb.errors}
+    return verb.replace(errors=(*verb.errors, *(e for e in extra if e.code not in have)))
+
+
 MANIFEST = Manifest(
     format=1,
     tool="venom-mem",
     summary="Shared memory store for any agent",
-    verbs=(
-        *MEMORY_VERBS,
-        *SESSION_VERBS,
-        *CLIENT_VERBS,
-        *STORE_VERBS,
-        *SHARED_VERBS,
-        *EXPORT_VERBS,
+    verbs=tuple(
+        _with_store_errors(verb)
+        for verb in (
+            *MEMORY_VERBS,
+            *SESSION_VERBS,
+            *CLIENT_VERBS,
+            *STORE_VERBS,
+            *SHARED_VERBS,
+            *EXPORT_VERBS,
+        )
     ),
 )

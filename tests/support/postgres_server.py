@@ -83,6 +83,12 @@ class PostgresServer:
         pg_ctl, data, log, options = self._control
         _run([pg_ctl, "-D", data, "-l", log, "-o", options, "-w", "start"])
 
+    def postmaster_pid(self) -> int:
+        """The server's main process (its backends are its children): postmaster.pid's first
+        line, read anew, as a restart changes it."""
+        assert self._control is not None
+        return int((Path(self._control[1]) / "postmaster.pid").read_text().split()[0])
+
     def tcp_url(self, host: str, port: int, *, schema: str | None = None) -> str:
         """A URL that reaches the server over TCP at ``host:port`` (the server's own
         :attr:`tcp_port`, or a proxy's), in ``schema`` as :meth:`url` does."""

@@ -40,6 +40,18 @@ def test_only_memory_search_embeds_a_query() -> None:
     assert {verb.name for verb in MANIFEST.verbs if verb.embeds} == {"memory.search"}
 
 
+def test_every_verb_on_the_store_names_the_team_stores_unavailable_codes() -> None:
+    """A team store's server away is ``unavailable.store`` for whatever reads or writes it
+    (and hello: a token's check reads it), a lock held too long ``store_busy`` for a write
+    (docs/adr/0030, 0031): each such verb's errors say so, and no other verb's do."""
+    for verb in MANIFEST.verbs:
+        codes = {error.code for error in verb.errors}
+        on_store = verb.runs in ("reader", "writer") or verb.handshake
+        assert ("unavailable.store" in codes) == on_store, verb.name
+        assert ("unavailable.store_busy" in codes) == (verb.runs == "writer"), verb.name
+        assert len(codes) == len(verb.errors), f"{verb.name} names a code twice"
+
+
 def test_mcp_offers_what_the_daemon_answers_but_stop_and_the_export_pages() -> None:
     offered = {verb.name for verb in MANIFEST.verbs if verb.mcp}
     answered = {v.name for v in MANIFEST.verbs if v.runs in ("reader", "writer", "daemon")}

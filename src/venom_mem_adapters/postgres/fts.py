@@ -15,6 +15,7 @@ core's (:mod:`venom_mem_core.fts`), the same ones the in-memory store uses.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 
 import attrs
@@ -59,8 +60,24 @@ class Posting:
     tags: tuple[int, ...]
 
 
+# Documents kept by their text: a search tokenizes each hit it shows for the snippet, and
+# the same memories come up search after search (and right after their add, which
+# tokenized them for the postings). The pure-Python tokenizer was a third of a search's CPU
+# in the daemon (docs/adr/0031's amendment). A Document is immutable, so sharing is safe;
+# long texts are not kept, so the cache holds at most about CACHED * CACHED_CHARS of text.
+CACHED = 1024
+CACHED_CHARS = 4096
+
+
+@functools.lru_cache(maxsize=CACHED)
+def _document(title: str | None, content: str, tags: tuple[str, ...]) -> Document:
+    return Document.of(title, content, tags)
+
+
 def _doc(memory: Memory) -> Document:
-    return Document.of(memory.title, memory.content, memory.tags)
+    if len(memory.content) > CACHED_CHARS:
+        return Document.of(memory.title, memory.content, memory.tags)
+    return _document(memory.title, memory.content, memory.tags)
 
 
 def postings(memory: Memory) -> tuple[int, list[Posting]]:

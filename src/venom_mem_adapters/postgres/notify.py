@@ -84,6 +84,9 @@ class EventBridge:
         self._url = conninfo(url)
         self._channel = channel_name(url)
         self._events = events
+        # How this daemon's own payloads begin (_publish_new writes "source" first): its
+        # echoes are told without decoding them, every daemon hearing every daemon's events.
+        self._own = '{"source":' + json.dumps(events.source) + ","
         self._published = events.last_seq
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -206,6 +209,8 @@ class EventBridge:
                 log.exception("catching up after the event listener reconnected failed")
 
     def _relay(self, payload: str) -> None:
+        if payload.startswith(self._own):
+            return  # our own echo
         try:
             event = json.loads(payload)
         except ValueError:
