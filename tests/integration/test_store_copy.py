@@ -19,6 +19,7 @@ import pytest
 
 from tests.support.daemon_env import World, make_world
 from tests.support.postgres_server import PostgresServer, postgres_server
+from venom_mem_core.errors import VenomError
 
 __all__ = ["postgres_server"]  # the fixture, imported for pytest
 
@@ -263,3 +264,120 @@ def test_sqlite_to_sqlite_copies_vectors_and_refuses_a_bad_url(
     copied = _copy(source, str(target))
     assert copied["exit"] == 0, copied
     assert _sqlite_tables(target) == _sqlite_tables(source.store)
+
+
+# -- a later schema: a table and a column the copy has never heard of ------------------------
+
+_LINKS_SQLITE = (
+    "CREATE TABLE links (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " source INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,"
+    " target INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE, note TEXT)",
+    "ALTER TABLE memories ADD COLUMN origin TEXT",
+)
+_LINKS_PG = (
+    "CREATE TABLE links (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    " source bigint NOT NULL REFERENCES memories (id) ON DELETE CASCADE,"
+    " target bigint NOT NULL REFERENCES memories (id) ON DELETE CASCADE,"
+    ' note TEXT COLLATE "C")',
+    "ALTER TABLE memories ADD COLUMN origin jsonb",
+)
+
+
+def _v3_sqlite(path: Path) -> None:
+    """A store at a synthetic schema 3 (a links table, an origin column), with rows in it."""
+    from venom_mem_adapters.sqlite import SqliteStore
+    from venom_mem_adapters.sqlite.migrations import DEFAULT_MIGRATIONS, Migration
+
+    def apply(connection: apsw.Connection) -> None:
+        for statement in _LINKS_SQLITE:
+            connection.execute(statement)
+
+    ladder = (*DEFAULT_MIGRATIONS, Migration(name="links", apply=apply))
+    SqliteStore.open(path, migrations=ladder).close()
+    connection = apsw.Connection(str(path))
+    try:
+        for n, text in ((1, "eins"), (2, "zwei ✓")):
+            connection.execute(
+                "INSERT INTO memories (space, kind, content, content_sha256, principal,"
+                " updated_by, created, updated, origin) VALUES ('user', 'fact', ?, ?, 'owner',"
+                " 'owner', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', ?)",
+                (text, bytes([n]) * 32, f'{{"format":"server-memory","id":{n}}}'),
+            )
+        connection.execute("INSERT INTO links (source, target, note) VALUES (1, 2, 'siehe')")
+    finally:
+        connection.close()
+
+
+def test_a_table_and_column_of_a_later_schema_are_copied_with_no_change(
+    tmp_path: Path, postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    from venom_mem_adapters.copy.run import copy_store, open_source, open_target
+    from venom_mem_adapters.postgres import PostgresStore
+    from venom_mem_adapters.postgres import copy_end as pg_end
+    from venom_mem_adapters.postgres.migrations import DEFAULT_MIGRATIONS as PG_LADDER
+    from venom_mem_adapters.postgres.migrations import Migration as PgMigration
+    from venom_mem_adapters.sqlite import SqliteStore
+    from venom_mem_adapters.sqlite import copy_end as sqlite_end
+    from venom_mem_adapters.sqlite.migrations import DEFAULT_MIGRATIONS as SQLITE_LADDER
+    from venom_mem_adapters.sqlite.migrations import Migration
+
+    store_dir = tmp_path / "v3"
+    store_dir.mkdir(mode=0o700)
+    path = store_dir / "store.db"
+    _v3_sqlite(path)
+
+    def apply_pg(connection: psycopg.Connection[tuple[Any, ...]]) -> None:
+        for statement in _LINKS_PG:
+            connection.execute(statement.encode())
+
+    def apply_sqlite(connection: apsw.Connection) -> None:
+        for statement in _LINKS_SQLITE:
+            connection.execute(statement)
+
+    url = postgres_server.fresh_url("v2")
+    ladder = (*SQLITE_LADDER, Migration(name="links", apply=apply_sqlite))
+    with SqliteStore.open(path, migrations=ladder) as store:
+        # This venom-mem's PostgreSQL ladder stops at 2: refused before anything is written.
+        with (
+            open_target(url) as target,
+            open_source("sqlite", store) as source,
+            pytest.raises(VenomError) as refused,
+        ):
+            copy_store(source, target)
+        assert refused.value.code == "conflict.store_schema"
+        assert "schema version 3" in refused.value.message
+        with psycopg.connect(url) as connection:
+            left = connection.execute(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
+            ).fetchone()
+        assert left == (0,)
+
+        # With a rung 3 on both ladders (as schema v3 will add), the copy needs no edit.
+        pg_ladder = (*PG_LADDER, PgMigration(name="links", apply=apply_pg))
+        monkeypatch.setattr(pg_end, "DEFAULT_MIGRATIONS", pg_ladder)
+        monkeypatch.setattr(sqlite_end, "DEFAULT_MIGRATIONS", ladder)
+        with open_target(url) as target, open_source("sqlite", store) as source:
+            copied = copy_store(source, target)
+    rows = {t["table"]: t["rows"] for t in copied["tables"]}
+    assert rows["links"] == 1
+    assert copied["counters"] == {"links": 1, "memories": 2}
+    with psycopg.connect(url) as connection:
+        assert connection.execute("SELECT source, target, note FROM links").fetchall() == [
+            (1, 2, "siehe")
+        ]
+        origins = connection.execute("SELECT origin FROM memories ORDER BY id").fetchall()
+    assert origins == [
+        ({"format": "server-memory", "id": 1},),
+        ({"format": "server-memory", "id": 2},),
+    ]
+
+    back = store_dir / "back.db"
+    with (
+        PostgresStore.open(url, migrations=pg_ladder) as team,
+        open_target(str(back)) as target,
+        open_source("postgres", team) as source,
+    ):
+        again = copy_store(source, target)
+    assert again["tables"] == copied["tables"]  # jsonb and its text hash alike

@@ -19,11 +19,24 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 
-__all__ = ["TableDigest", "encode_value"]
+__all__ = ["TableDigest", "as_text", "encode_value"]
 
 
 def _sized(tag: bytes, data: bytes) -> bytes:
     return tag + str(len(data)).encode("ascii") + b":" + data
+
+
+def as_text(value: object) -> object:
+    """A value a text column can hold: parsed JSON (a jsonb column's) as its canonical text, a
+    ``datetime`` as RFC 3339 UTC; anything else as it is. What a SQLite target writes, so the
+    row reads back as it hashed."""
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if isinstance(value, memoryview):
+        return bytes(value)
+    return value
 
 
 def encode_value(value: object) -> bytes:
@@ -42,12 +55,8 @@ def encode_value(value: object) -> bytes:
         return _sized(b"T", value.encode("utf-8"))
     if isinstance(value, bytes | bytearray | memoryview):
         return _sized(b"B", bytes(value))
-    if isinstance(value, dt.datetime):
-        text = value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
-        return _sized(b"T", text.encode("ascii"))
-    if isinstance(value, dict | list):
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return _sized(b"T", text.encode("utf-8"))
+    if isinstance(value, dt.datetime | dict | list):
+        return _sized(b"T", str(as_text(value)).encode("utf-8"))
     raise TypeError(f"no canonical encoding for a {type(value).__name__}")
 
 

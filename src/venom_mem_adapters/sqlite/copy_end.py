@@ -20,6 +20,7 @@ import apsw
 from venom_mem_core.errors import VenomError
 from venom_mem_core.ports import ERASE_PENDING
 
+from ..copy.digest import as_text
 from ..copy.ends import CopyTarget, CopyWriter, Table
 from .connection import open_connection, transaction
 from .errors import translated
@@ -106,7 +107,7 @@ class SqliteEnd:
         batch: list[Sequence[object]] = []
         with translated(self.where):
             for row in rows:
-                batch.append(tuple(bytes(v) if isinstance(v, memoryview) else v for v in row))
+                batch.append(tuple(map(as_text, row)))
                 if len(batch) == _BATCH:
                     self._connection.executemany(sql, batch)
                     batch.clear()
