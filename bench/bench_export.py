@@ -127,13 +127,15 @@ def _hwm_mib(pid: int) -> float:
 
 
 def _cli_measured(world: World, *args: str) -> dict[str, float]:
-    """One CLI call, measured by wait4 (its own rusage, not the sum of all children)."""
+    """One CLI call, measured by wait4 (its own rusage, not the sum of all children); its
+    stdout is kept in a file, and shown when it fails."""
     started = time.perf_counter()
-    quiet = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
+    said = world.root / "cli.out"
+    quiet = [(os.POSIX_SPAWN_OPEN, 1, str(said), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]
     pid = os.posix_spawn(VENOM_MEM, [VENOM_MEM, *args], world.environ("@owner"), file_actions=quiet)
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - started
-    assert os.waitstatus_to_exitcode(status) == 0, args
+    assert os.waitstatus_to_exitcode(status) == 0, (args, said.read_text()[-2000:])
     return {
         "wall_s": wall,
         "cpu_s": usage.ru_utime + usage.ru_stime,
@@ -200,6 +202,7 @@ def measure(count: int, out_dir: Path, *, copy: bool) -> dict[str, object]:
             "floor_scan_cpu_s": raw_scan_s(world.store),
         }
         target.unlink()
+        print(json.dumps(result), flush=True)
         if copy:
             with postgres() as server:
                 if server is not None:
