@@ -72,8 +72,10 @@ class CopyWriter(CopyReader, Protocol):
 
     def set_counters(self, counters: Mapping[str, int]) -> None: ...
 
-    def rebuild_index(self) -> None:
-        """Index the live memories for full-text search, if inserting them did not."""
+    def derive(self) -> None:
+        """What the target derives from the rows once they are in: its full-text index of the
+        live memories (if inserting them did not), and what tells a daemon already serving
+        it to read its clients again."""
 
 
 class CopyTarget(Protocol):

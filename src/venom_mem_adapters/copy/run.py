@@ -136,7 +136,7 @@ def copy_store(source: CopyReader, target: CopyTarget) -> dict[str, Any]:
             writer.insert(table, digest.passing(_kept(table, source.rows(table), own)))
         counters = source.counters()
         writer.set_counters(counters)
-        writer.rebuild_index()
+        writer.derive()
         report = _verify(order, sent, counters, writer, own)
     return {
         "source": source.where,

@@ -166,9 +166,12 @@ class PostgresEnd:
                     (table, identities[table], value),
                 )
 
-    def rebuild_index(self) -> None:
-        """Write each live memory's length and postings, as a write of it would (tx.py)."""
+    def derive(self) -> None:
+        """Write each live memory's length and postings, as a write of it would (tx.py), and
+        bump ``clients_version``: a daemon already serving this database reads the copied
+        clients at its next request (docs/adr/0028)."""
         writer = PgWriteTx(self._connection, self.where)
+        writer._clients_changed()
         query = sql.SQL("SELECT {} FROM memories WHERE deleted IS NULL ORDER BY id").format(
             sql.SQL(", ").join(map(sql.Identifier, MEMORY_COLUMNS))
         )

@@ -129,7 +129,7 @@ class SqliteEnd:
                     "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (name, seq)
                 )
 
-    def rebuild_index(self) -> None:
+    def derive(self) -> None:
         """Nothing to do: the ``memories`` triggers indexed each live memory as it went in."""
 
 
