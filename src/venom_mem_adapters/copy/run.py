@@ -180,5 +180,7 @@ def _verify(
             "failed.store_copy",
             f"the target's ID counters {written} differ from the source's {dict(counters)};"
             " the copy was rolled back",
+            source=dict(counters),
+            target=written,
         )
     return report
