@@ -34,7 +34,7 @@ HIDDEN = frozenset(
     {"score", "fts_rank", "vector_rank", "similarity", "source", "updated_by", "content"}
 )
 # Free text: cut to the row with an ellipsis, one line, and the first to give up width.
-FLEXIBLE = frozenset({"snippet", "title", "cwd", "data", "label"})
+FLEXIBLE = frozenset({"snippet", "title", "cwd", "data", "label", "sha256"})
 # Wrapped at blanks (a word too long for the column ends in an ellipsis, never folds).
 WRAPPING = frozenset({"grants", "tags", "changed", "restart_required", "paths", "message"})
 # Lower is kept longer when the terminal is narrow; IDs and spaces (0 and 1) never go.

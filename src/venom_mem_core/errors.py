@@ -5,7 +5,7 @@ exit code (CONTRACT section 3)::
 
     VenomError
     ├── failed.*            exit 1   store, store_migration, audit, internal, socket,
-    │                                protocol, harness
+    │                                protocol, harness, store_copy
     ├── invalid_params.*    exit 2   missing, type, unknown, range, verb, frame, space, tag,
     │                                branch, query, relation, secret_content, client_right,
     │                                grant_scope, embeddings_url, config,
@@ -15,7 +15,7 @@ exit code (CONTRACT section 3)::
     ├── denied.*            exit 4   read, write, admin, files, token, hello, startup_context,
     │                                csrf, config_in_repository
     ├── conflict.*          exit 5   memory_revision, memory_duplicate, client_exists,
-    │                                store_locked
+    │                                store_locked, store_not_empty, store_schema
     ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,
     │                                startup_result, daemon_timeout, connection,
     │                                connection_limit, store

@@ -1253,6 +1253,57 @@ EXPORT_VERBS = (
         mcp=False,  # the CLI's export pages through it; an agent has memory.list and .get
     ),
     Verb(
+        "store.copy",
+        "Copy this whole store (memories with their IDs and revisions, sessions, spaces, "
+        "clients with their token hashes and grants) into an empty store of either kind, "
+        "then check every table's rows and hash on both sides (docs/adr/0041). Point "
+        "store.url (or store.path) at it afterwards: every token keeps working. The owner's.",
+        params=(
+            Param(
+                "to",
+                "The target: postgresql://HOST/DB, or an absolute path to a SQLite file",
+                STR,
+                required=True,
+            ),
+        ),
+        result=_obj(
+            _f("source", "The store copied", STR),
+            _f("target", "The store written", STR),
+            _f("schema_version", "Both stores' schema version", INT),
+            _f(
+                "tables",
+                "Each table's rows and SHA-256, equal on both sides",
+                Type("array", items=OPEN),
+            ),
+            _f("counters", "The highest ID each table has drawn, now the target's too", OPEN),
+        ),
+        errors=(
+            _e(
+                "invalid_params.store_url", "to is neither a postgresql:// URL nor an absolute path"
+            ),
+            _e("conflict.store_not_empty", "The target holds data; nothing was written"),
+            _e("conflict.store_schema", "The two stores' schema versions or tables differ"),
+            _e("conflict.store_locked", "A daemon serves the SQLite target"),
+            _e("failed.store_copy", "A table read back differs from the source; rolled back"),
+        ),
+        right="files",  # which no grant holds: the owner's, as stop (every token hash moves)
+        resource="*",
+        reply_ms=3_600_000,  # a store of 100k memories takes minutes, not the 30 s default
+        starts_daemon=True,
+        examples=_ex(
+            {"to": "postgresql://db.internal/venom"},
+            {
+                "source": "~/.local/share/venom-mem/store.db",
+                "target": "postgresql://db.internal/venom",
+                "schema_version": 2,
+                "tables": [{"table": "clients", "rows": 2, "sha256": "9f2c…"}],
+                "counters": {"memories": 12, "sessions": 3},
+            },
+        ),
+        op="store_copy.store_copy_verb",
+        mcp=False,  # the human's: it moves every client's token hash
+    ),
+    Verb(
         "export",
         "Write what you may read (memories with every kept revision, sessions, described "
         "spaces) to one JSON Lines file, or to stdout. No token or token hash.",

@@ -17,7 +17,7 @@ ENV = shutil.which("env") or "/usr/bin/env"
 # connection's handshake, stop the human's: ADR 0014; store.export the CLI export's pager:
 # ADR 0039). Written out here, not imported from the adapter, so that the tests hold the
 # adapter to it.
-EXCLUDED_VERBS = frozenset({"hello", "serve", "mcp", "stop", "store.export"})
+EXCLUDED_VERBS = frozenset({"hello", "serve", "mcp", "stop", "store.export", "store.copy"})
 
 
 @contextlib.asynccontextmanager
