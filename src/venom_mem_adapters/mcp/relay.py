@@ -12,6 +12,14 @@ interpreter does. The relay reads each line with ``json`` and does only what a p
   section 8's table) and for anything else the SDK must answer, says hello with its token
   and ``protocol: "mcp"``, replays the harness's ``initialize`` (under an id of its own,
   whose answer it drops) and ``notifications/initialized``, and from then on copies lines.
+- Until that session has answered the replayed ``initialize``, tool calls go over plain
+  venom-mem frames (the bridge: :class:`.link.DaemonLink` under
+  :class:`.harness_session.SessionNaming`, as the in-process adapter makes them), answered
+  as the SDK's server answers them (:func:`ok_result`; a test compares the wire), and the
+  session opens beside them once the bridge has reached a daemon. So the first result
+  waits for the daemon's start, never for its first import of the SDK (over a second of
+  CPU). Every message is taken in the order it came: what needs the session (anything but
+  a tool call) waits for it, and what comes after waits behind that.
 - ``ping`` is always answered here: it asks whether this process is alive.
 - A request the session hasn't answered within its budget (a tool call: its verb's reply
   budget from the manifest) gets its answer here, a tool error
