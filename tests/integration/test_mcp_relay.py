@@ -253,6 +253,33 @@ def test_a_cancelled_call_leaves_the_session_working(world: World, mode: str) ->
     run(scenario)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_call_cancelled_over_the_bridge_leaves_the_session_working(
+    world: World, mode: str
+) -> None:
+    token = world.add_client("claude-code")
+    world.stop_daemon()  # no connection at initialize: the daemon loads the SDK only later
+
+    async def scenario() -> None:
+        async with mcp_session(world.environ(token), world.root, flags=MODES[mode]) as session:
+            # memory.add starts the daemon; the relay opens its session only after it, and
+            # the daemon's import of the SDK is over a second of CPU: this events call and
+            # the long poll after it, cancelled at 0.5 s, go over the bridge.
+            await session.call_tool("memory_dadd", {"space": "user", "content": "before"})
+            first = outcome(await session.call_tool("events", {"limit": 1}))
+            with anyio.move_on_after(0.5) as waited:
+                await session.call_tool("events", {"after": first[1]["cursor"], "wait_ms": 3000})
+            assert waited.cancelled_caught
+            added = await session.call_tool("memory_dadd", {"space": "user", "content": "after"})
+            assert outcome(added) == (False, {"id": "m2", "revision": 1, "changed": True})
+            found = outcome(await session.call_tool("memory_dsearch", {"query": "after"}))
+            assert [hit["id"] for hit in found[1]["results"]] == ["m2"]
+            await anyio.sleep(3)  # past the long poll's end: its late answer is dropped
+            assert outcome(await session.call_tool("whoami", {}))[1]["label"] == "claude-code"
+
+    run(scenario)
+
+
 def _raw_answers(world: World, token: str, flags: tuple[str, ...], settle_s: float) -> list[Any]:
     """Every line the adapter writes for a cancelled long poll and a call after it, read
     until ``settle_s`` after the long poll would have ended."""
