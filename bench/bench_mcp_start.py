@@ -13,8 +13,8 @@ memory, and how much of a harness's context it takes, beside the MCP reference s
   the daemon's RSS with no MCP session, then with 5 and with 20 relay sessions open.
 - The ``tools/list`` answer's size for each principal (owner, client token, no token).
 - What a cold daemon costs by itself: ``venom-mem memory search --json`` with no daemon
-  running and with one, median of 15 (the relay's first result with no daemon is that start
-  plus the daemon's first import of the SDK).
+  running and with one, median of 15 (the relay's first result with no daemon is about that
+  start: its first calls go over plain frames while the daemon loads the SDK, ADR 0038).
 
 The reference server is installed from npm into bench/out/npm on first use.
 
