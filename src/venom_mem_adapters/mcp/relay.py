@@ -447,8 +447,8 @@ class Relay:
                 self._lost(session)
                 session = None
             if session is None and _tool_verb(message or {}) is not None:
-                self._bridged(message or {})
-                self._open_beside()
+                if self._bridged(message or {}):
+                    self._open_beside()
                 continue
             if session is None and opening is not None:
                 opening.join()
@@ -456,6 +456,9 @@ class Relay:
                     session = self._session
             if session is None:
                 if message is not None and not _is_request(message):
+                    continue
+                if message is not None and self._answer_offline(message):
+                    self._untrack(message)
                     continue
                 session = self._open_for(message)
                 if session is None:
@@ -467,8 +470,9 @@ class Relay:
         if upstream is not None:
             upstream.close()
 
-    def _bridged(self, message: dict[str, Any]) -> None:
-        """A tool call made over plain frames, answered as the session's SDK server would."""
+    def _bridged(self, message: dict[str, Any]) -> bool:
+        """A tool call made over plain frames, answered as the session's SDK server would;
+        whether a daemon answered it (else no session is opened beside it)."""
         params = message.get("params") or {}
         name, arguments = params.get("name"), params.get("arguments")
         spec = self._spec(name) if isinstance(name, str) else None
@@ -491,16 +495,18 @@ class Relay:
             result = error
         except Exception as exc:  # as the SDK's server: a bug is the call's error, no crash
             result = VenomError("failed.internal", f"{type(exc).__name__}: {exc}")
+        reached = not (isinstance(result, VenomError) and result.code.startswith("unavailable."))
         with self._lock:
             if request_id in self._answered and request_id not in self._pending:
                 self._answered.discard(request_id)  # cancelled, or timed out here: dropped
-                return
+                return reached
             self._pending.pop(request_id, None)
             self._lock.notify_all()
         if isinstance(result, VenomError):
             self._fail_id(request_id, True, result)
         else:
             self._reply(request_id, ok_result(result))
+        return reached
 
     def _open_beside(self) -> None:
         """Open the session in the background once the bridge has reached a daemon."""
