@@ -13,8 +13,8 @@ memory, and how much of a harness's context it takes, beside the MCP reference s
   the daemon's RSS with no MCP session, then with 5 and with 20 relay sessions open.
 - The ``tools/list`` answer's size for each principal (owner, client token, no token).
 - What a cold daemon costs by itself: ``venom-mem memory search --json`` with no daemon
-  running and with one, median of 15 (the relay's first result with no daemon is that start
-  plus the daemon's first import of the SDK).
+  running and with one, median of 15 (the relay's first result with no daemon is about that
+  start: its first calls go over plain frames while the daemon loads the SDK, ADR 0038).
 
 The reference server is installed from npm into bench/out/npm on first use.
 
@@ -24,6 +24,7 @@ Run: ``.venv/bin/python bench/bench_mcp_start.py`` (about 4 minutes on a quiet m
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -79,6 +80,12 @@ def _answer(stdout: IO[bytes], request_id: int) -> dict[str, Any]:
         message: dict[str, Any] = json.loads(line)
         if message.get("id") == request_id:
             return message
+
+
+def cpu_s(pid: int) -> float:
+    """The process's user+sys CPU seconds so far (the figure a loaded machine can't skew)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kib(pid: int) -> int:
@@ -149,11 +156,20 @@ class Figures:
         self.listed: list[float] = []
         self.first: list[float] = []
         self.rss: list[int] = []
+        self.cpu: list[float] = []  # the adapter's, plus a daemon it started
+        self.load: list[float] = []
 
 
 def one_spawn(
-    argv: Argv, env: dict[str, str], cwd: Path, call: tuple[str, dict[str, Any]], into: Figures
+    argv: Argv,
+    env: dict[str, str],
+    cwd: Path,
+    call: tuple[str, dict[str, Any]],
+    into: Figures,
+    *,
+    daemon: Callable[[], int | None] = lambda: None,
 ) -> None:
+    before = daemon()
     spawned = Spawned(argv, env, cwd)
     try:
         initialized, listed, _ = spawned.start()
@@ -165,6 +181,9 @@ def one_spawn(
         into.listed.append(listed)
         into.first.append(first)
         into.rss.append(rss_kib(spawned.proc.pid))
+        started = daemon() if before is None else None
+        into.cpu.append(cpu_s(spawned.proc.pid) + (cpu_s(started) if started else 0.0))
+        into.load.append(os.getloadavg()[0])
     finally:
         spawned.close()
 
@@ -209,6 +228,9 @@ def sessions(world: World, token: str, count: int) -> Iterator[list[Spawned]]:
             stack.callback(spawned.close)
             spawned.start()
             spawned.request("tools/call", {"name": "whoami", "arguments": {}})
+            # The first call went over the relay's bridge; a listing asked for now is the
+            # daemon's session's, so the session is open (the SDK loaded) once it answers.
+            spawned.request("tools/list")
             opened.append(spawned)
         yield opened
 
@@ -232,7 +254,8 @@ def main() -> None:
             argv, env = ours(world, token, *flags)
 
             def spawn(into: Figures, argv: Argv = argv, env: dict[str, str] = env) -> None:
-                one_spawn(argv, env, world.root, ("memory_dsearch", search), into)
+                one_spawn(argv, env, world.root, ("memory_dsearch", search), into,
+                          daemon=world.daemon_pid)  # fmt: skip
 
             table[(mode, "no daemon")] = measure(f"{mode}, no daemon", spawn, cold)
             table[(mode, "daemon up")] = measure(f"{mode}, daemon up", spawn, keep)
@@ -271,13 +294,18 @@ def main() -> None:
             finally:
                 spawned.close()
 
-    print(f"MCP start-up, {RUNS} fresh spawns each, one run: median / p90 in ms")
+    print(
+        f"MCP start-up, {RUNS} fresh spawns each, one run: median / p90 in ms; CPU: the "
+        "adapter's user+sys to its first result, plus the daemon's when it started one"
+    )
     print(f"  {'server':<12} {'daemon':<10} {'initialize':>13} {'tools/list':>13} "
-          f"{'first result':>13} {'RSS MiB':>8}")  # fmt: skip
+          f"{'first result':>13} {'CPU ms':>7} {'RSS MiB':>8} {'load':>5}")  # fmt: skip
     for (mode, daemon), f in table.items():
         rss = statistics.median(f.rss) / 1024
+        cpu = statistics.median(f.cpu) * 1000
+        load = statistics.median(f.load)
         print(f"  {mode:<12} {daemon:<10} {_ms(f.init):>13} {_ms(f.listed):>13} "
-              f"{_ms(f.first):>13} {rss:8.1f}")  # fmt: skip
+              f"{_ms(f.first):>13} {cpu:7.0f} {rss:8.1f} {load:5.1f}")  # fmt: skip
     if reference is not None:
         floor = statistics.median(table[("reference", "")].first)
         for daemon in ("no daemon", "daemon up"):

@@ -253,6 +253,33 @@ def test_a_cancelled_call_leaves_the_session_working(world: World, mode: str) ->
     run(scenario)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_call_cancelled_over_the_bridge_leaves_the_session_working(
+    world: World, mode: str
+) -> None:
+    token = world.add_client("claude-code")
+    world.stop_daemon()  # no connection at initialize: the daemon loads the SDK only later
+
+    async def scenario() -> None:
+        async with mcp_session(world.environ(token), world.root, flags=MODES[mode]) as session:
+            # memory.add starts the daemon; the relay opens its session only after it, and
+            # the daemon's import of the SDK is over a second of CPU: this events call and
+            # the long poll after it, cancelled at 0.5 s, go over the bridge.
+            await session.call_tool("memory_dadd", {"space": "user", "content": "before"})
+            first = outcome(await session.call_tool("events", {"limit": 1}))
+            with anyio.move_on_after(0.5) as waited:
+                await session.call_tool("events", {"after": first[1]["cursor"], "wait_ms": 3000})
+            assert waited.cancelled_caught
+            added = await session.call_tool("memory_dadd", {"space": "user", "content": "after"})
+            assert outcome(added) == (False, {"id": "m2", "revision": 1, "changed": True})
+            found = outcome(await session.call_tool("memory_dsearch", {"query": "after"}))
+            assert [hit["id"] for hit in found[1]["results"]] == ["m2"]
+            await anyio.sleep(3)  # past the long poll's end: its late answer is dropped
+            assert outcome(await session.call_tool("whoami", {}))[1]["label"] == "claude-code"
+
+    run(scenario)
+
+
 def _raw_answers(world: World, token: str, flags: tuple[str, ...], settle_s: float) -> list[Any]:
     """Every line the adapter writes for a cancelled long poll and a call after it, read
     until ``settle_s`` after the long poll would have ended."""
@@ -361,3 +388,54 @@ def test_hello_names_only_the_protocols_the_manifest_has(world: World) -> None:
         assert plain.call("whoami")["label"] == "claude-code"
     with connect(world.environ(token), may_start=False, protocol="mcp") as session:
         assert session.hello["protocol"] == "mcp"
+
+
+def _first_results(world: World, token: str, flags: tuple[str, ...], version: str) -> list[Any]:
+    """The raw answers to a fresh adapter's first tool calls (the relay's go over its
+    bridge: no MCP session is open before them), at protocol ``version``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "venom_mem_cli", "mcp", *flags],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=world.environ(token),
+        cwd=world.root,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    calls = [("whoami", {}), ("memory_dget", {"id": "m1"}), ("memory_dget", {"id": "m99"}),
+             ("memory_dsearch", {"query": "zig"})]  # fmt: skip
+    messages: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": version, "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]  # fmt: skip
+    for i, (name, arguments) in enumerate(calls, 1):
+        params = {"name": name, "arguments": arguments}
+        messages.append({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params})
+    proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    proc.stdin.flush()
+    answers: list[Any] = []
+    while len(answers) < len(calls):  # stdin stays open: the SDK's stdio would end the calls
+        raw = proc.stdout.readline()
+        assert raw, answers
+        answer = json.loads(raw)
+        if answer.get("id") != 0:
+            answers.append(answer)
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    proc.stdout.close()
+    return answers
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_the_bridges_results_are_the_sdks_on_the_wire(world: World, version: str) -> None:
+    token = world.add_client("claude-code")
+    world.ok("memory", "add", "--space", "user", "--content", "The build pins zig 0.17.",
+             token=token)  # fmt: skip
+    world.stop_daemon()  # the relay's calls go over the bridge while the daemon loads the SDK
+    relayed = _first_results(world, token, MODES["relay"], version)
+    in_process = _first_results(world, token, MODES["in-process"], version)
+    assert relayed == in_process
+    assert [answer["result"]["isError"] for answer in relayed] == [False, False, True, False]

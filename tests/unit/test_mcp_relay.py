@@ -218,3 +218,96 @@ def test_bad_arguments_with_no_session_start_nothing() -> None:
     listed = [tool["name"] for tool in answers[2]["result"]["tools"]]
     assert listed == list(build_catalog(MANIFEST, "client"))
     assert answers[3] == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+class FakeUpstream:
+    """The bridge's plain-frame link: records each call; ``gate`` holds a call until set."""
+
+    def __init__(self, gate: threading.Event | None = None) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.answered = threading.Semaphore(0)
+        self.closed = False
+        self._gate = gate
+
+    def call(self, verb: str, params: Any) -> dict[str, Any]:
+        self.calls.append((verb, dict(params)))
+        if self._gate is not None:
+            self._gate.wait(10)
+        self.answered.release()
+        return {"bridged": verb}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def bridged_run(
+    harness: list[dict[str, Any]],
+    session: FakeSession,
+    upstream: FakeUpstream,
+    before: Callable[[int], None] | None = None,
+) -> list[Any]:
+    """As :func:`relay_run`, with a bridge to ``upstream`` and one session."""
+    stdin: Any = GatedInput(harness, before)
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(write_fd, "wb") as stdout:
+        Relay(
+            stdin,
+            stdout,
+            write_lock=threading.Lock(),
+            connector=lambda may_start: session,
+            catalog=build_catalog(MANIFEST, "client"),
+            handover=Handover([line(INITIALIZE), line(INITIALIZED)], 0),
+            bridge=lambda: upstream,
+        ).run()
+    session.wait()
+    with os.fdopen(read_fd, "rb") as answers:
+        return [json.loads(raw) for raw in answers]
+
+
+def test_tool_calls_go_over_the_bridge_until_the_session_answers_initialize() -> None:
+    opened = threading.Event()
+
+    def slow_to_open(message: dict[str, Any]) -> dict[str, Any] | None:
+        if message.get("method") == "initialize":
+            opened.wait(10)  # the daemon importing the SDK
+        return echo(message)
+
+    session, upstream = FakeSession(slow_to_open), FakeUpstream()
+    harness = [call(1, "whoami"), call(2, "memory_dsearch", query="x"),
+               {"jsonrpc": "2.0", "id": 3, "method": "resources/list"},
+               call(4, "whoami")]  # fmt: skip
+
+    def before(index: int) -> None:
+        if index == 2:  # both calls answered over the bridge; now the session may open
+            for _ in range(2):
+                assert upstream.answered.acquire(timeout=10)
+            opened.set()
+
+    answers = {answer["id"]: answer for answer in bridged_run(harness, session, upstream, before)}
+    assert [verb for verb, _ in upstream.calls] == ["whoami", "memory.search"]
+    assert upstream.calls[1][1]["query"] == "x"  # checked params, defaults filled in
+    assert upstream.closed  # one connection once the session serves
+    for request_id, verb in ((1, "whoami"), (2, "memory.search")):
+        result = answers[request_id]["result"]
+        assert result["structuredContent"] == {"bridged": verb}
+        assert json.loads(result["content"][0]["text"]) == {"bridged": verb}
+        assert result["isError"] is False
+    # What needs the session waited for it; the calls after it went to it, in order.
+    assert [m.get("id") for m in session.read[2:]] == [3, 4]
+    assert answers[3]["result"] == {"method": "resources/list"}
+    assert answers[4]["result"] == {"method": "tools/call"}
+
+
+def test_a_bridged_call_cancelled_is_never_answered() -> None:
+    gate = threading.Event()
+    session, upstream = FakeSession(echo), FakeUpstream(gate)
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+              "params": {"requestId": 1, "reason": "the user pressed escape"}}  # fmt: skip
+
+    def before(index: int) -> None:
+        if index == 2:  # the cancel was read while the call was in flight
+            time.sleep(0.2)
+            gate.set()
+
+    answers = bridged_run([call(1, "whoami"), cancel, call(2, "whoami")], session, upstream, before)
+    assert [answer["id"] for answer in answers] == [2]

@@ -11,7 +11,6 @@ alone.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 
 __all__ = ["CREDENTIAL_VARIABLES", "forget_credentials"]
@@ -21,10 +20,7 @@ CREDENTIAL_VARIABLES = ("VENOM_MEM_TOKEN", "VENOM_MEM_PRINCIPAL")
 
 def _blank_original(name: str) -> None:
     """Zero the value C's getenv still points at (the block at exec time, while unchanged)."""
-    path = ctypes.util.find_library("c")
-    if path is None:
-        return
-    libc = ctypes.CDLL(path)
+    libc = ctypes.CDLL(None)  # the process's own symbols: no ldconfig child, as find_library
     libc.getenv.restype = ctypes.c_void_p
     libc.getenv.argtypes = [ctypes.c_char_p]
     address = libc.getenv(name.encode())

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import gc
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -230,8 +229,9 @@ class HeapTrimmer:
     def __init__(self, interval_s: float = 1.0) -> None:
         self._interval_s = interval_s
         self._due = False
-        name = ctypes.util.find_library("c")
-        libc = ctypes.CDLL(name) if name else None
+        # The process's own symbols, libc's among them: ctypes.util.find_library runs
+        # ldconfig in a child, about 0.1 s of a loaded machine on the daemon's start.
+        libc = ctypes.CDLL(None)
         self._trim = getattr(libc, "malloc_trim", None)
         mallopt = getattr(libc, "mallopt", None)
         if mallopt is not None:

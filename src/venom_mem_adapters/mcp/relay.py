@@ -12,6 +12,14 @@ interpreter does. The relay reads each line with ``json`` and does only what a p
   section 8's table) and for anything else the SDK must answer, says hello with its token
   and ``protocol: "mcp"``, replays the harness's ``initialize`` (under an id of its own,
   whose answer it drops) and ``notifications/initialized``, and from then on copies lines.
+- Until that session has answered the replayed ``initialize``, tool calls go over plain
+  venom-mem frames (the bridge: :class:`.link.DaemonLink` under
+  :class:`.harness_session.SessionNaming`, as the in-process adapter makes them), answered
+  as the SDK's server answers them (:func:`ok_result`; a test compares the wire), and the
+  session opens beside them once the bridge has reached a daemon. So the first result
+  waits for the daemon's start, never for its first import of the SDK (over a second of
+  CPU). Every message is taken in the order it came: what needs the session (anything but
+  a tool call) waits for it, and what comes after waits behind that.
 - ``ping`` is always answered here: it asks whether this process is alive.
 - A request the session hasn't answered within its budget (a tool call: its verb's reply
   budget from the manifest) gets its answer here, a tool error
@@ -53,9 +61,20 @@ OTHER_BUDGET_S = 10.0
 # Connecting (a launch included) has its own deadlines; this is the session's own start,
 # the daemon's first import of the SDK among it (about a second, more on a loaded machine).
 SESSION_START_S = 30.0
+# A bridged call's own link times out at its budget and names the daemon's pid; the relay's
+# watch answers only if that link hangs past it.
+BRIDGE_GRACE_S = 2.0
 _RECV_BYTES = 65536
 _RELAY_FAILED = -32000  # as the front door's refused initialize
 _RESTART_FIX = "VENOM_MEM_TOKEN=@owner venom-mem restart  # a daemon of this version serves MCP"
+
+
+def ok_result(ok: Mapping[str, Any]) -> dict[str, Any]:
+    """A successful call's result, as the SDK's server gives it (``mcp.server.ok_result``;
+    a test compares the two on the wire)."""
+    text = json.dumps(ok, ensure_ascii=False, separators=(",", ":"))
+    return {"content": [{"type": "text", "text": text}], "isError": False,
+            "structuredContent": ok}  # fmt: skip
 
 
 def refusal_text(error: VenomError) -> str:
@@ -97,12 +116,14 @@ def _tool_verb(message: Mapping[str, Any]) -> tuple[str, Any] | None:
 
 
 class _Pending:
-    """A harness request the session has not answered yet."""
+    """A harness request not answered yet: sent on ``via``, or (``None``) waiting in the
+    relay's queue or made over the bridge."""
 
-    def __init__(self, tool: bool, verb: str, deadline: float) -> None:
+    def __init__(self, tool: bool, verb: str, deadline: float, via: _Session | None) -> None:
         self.tool = tool
         self.verb = verb
         self.deadline = deadline
+        self.via = via
         self.sent = time.monotonic()
 
 
@@ -158,6 +179,7 @@ class _Session:
 
 
 Connector = Callable[[bool], Any]  # may_start -> a hello'd client.Connection
+Bridge = Callable[[], Any]  # -> a new link.Upstream of plain venom-mem frames
 
 
 class Relay:
@@ -173,6 +195,7 @@ class Relay:
         catalog: Mapping[str, ToolSpec],
         handover: Handover,
         held: Any = None,
+        bridge: Bridge | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -195,6 +218,14 @@ class Relay:
         self._pending: dict[Any, _Pending] = {}
         self._answered: set[Any] = set()  # ids answered here: the session's answer is dropped
         self._replays = itertools.count(1)
+        # Until a session is open, tool calls go over plain frames (the bridge) in the
+        # order they came, and the session opens beside them: the first result doesn't
+        # wait for the daemon's first import of the SDK.
+        self._bridge_factory = bridge
+        self._upstream: Any = None  # the bridge's link, while a worker uses it
+        self._queue: list[tuple[bytes, dict[str, Any] | None]] = []
+        self._working = False  # a worker drains the queue
+        self._opening: threading.Thread | None = None
 
     # The harness's side ---------------------------------------------------------------------
 
@@ -210,7 +241,15 @@ class Relay:
             if line.strip():
                 self._take(line if line.endswith(b"\n") else line + b"\n")
         with self._lock:
-            session = self._session
+            while self._working:  # what the queue holds is still sent, or made, in order
+                self._lock.wait()
+            opening = self._opening
+        if opening is not None:
+            opening.join()
+        with self._lock:
+            session, upstream = self._session, self._upstream
+        if upstream is not None:
+            upstream.close()
         if session is not None:
             self._drain(session)
 
@@ -220,7 +259,9 @@ class Relay:
         with contextlib.suppress(OSError):
             session.sock.shutdown(socket.SHUT_WR)
         with self._lock:
-            while self._pending and self._session is session:
+            while self._session is session and any(
+                entry.via is session for entry in self._pending.values()
+            ):
                 self._lock.wait()
         session.close()
 
@@ -240,14 +281,20 @@ class Relay:
                 self._cancelled(message)
         with self._lock:
             session = self._session
-        if session is not None and session.gone():
+            queued = self._working or self._opening is not None
+        if not queued and session is not None and session.gone():
             self._lost(session)
             session = None
-        if session is None:
+        if not queued and session is None:
             if message is not None and not _is_request(message):
                 return  # a notification, or an answer, for a session that is gone
             if message is not None and self._answer_offline(message):
                 return
+            queued = self._bridge_factory is not None and _tool_verb(message or {}) is not None
+        if queued:
+            self._enqueue(line, message)
+            return
+        if session is None:
             session = self._open_for(message)
             if session is None:
                 return
@@ -255,8 +302,13 @@ class Relay:
         if method == "initialize" and message is not None:
             self._initialize = message  # replayed to the sessions after this one
 
-    def _send(self, session: _Session, line: bytes, message: dict[str, Any] | None) -> None:
-        self._track(message)
+    def _send(
+        self, session: _Session, line: bytes, message: dict[str, Any] | None, track: bool = True
+    ) -> None:
+        if track:
+            self._track(message, session)
+        else:
+            self._sent_on(message, session)
         try:
             session.send(line)
             return
@@ -269,7 +321,7 @@ class Relay:
         retry = self._open_for(message)
         if retry is None:
             return
-        self._track(message)
+        self._track(message, retry)
         try:
             retry.send(line)
         except OSError as exc:
@@ -329,7 +381,7 @@ class Relay:
             return
         self._fail(message, VenomError.param("range", "params", "the request is larger than 1 MiB"))
 
-    def _track(self, message: dict[str, Any] | None) -> None:
+    def _track(self, message: dict[str, Any] | None, via: _Session | None) -> None:
         if message is None or not _is_request(message):
             return
         from ..client import reply_budget_s
@@ -340,23 +392,150 @@ class Relay:
             budget = reply_budget_s(verb, arguments if isinstance(arguments, Mapping) else None)
         else:
             verb, budget = str(message["method"]), OTHER_BUDGET_S
-        entry = _Pending(tool is not None, verb, time.monotonic() + budget)
+        entry = _Pending(tool is not None, verb, time.monotonic() + budget, via)
         with self._lock:
             self._answered.discard(message["id"])
             self._pending[message["id"]] = entry
             self._lock.notify_all()
+
+    def _sent_on(self, message: dict[str, Any] | None, session: _Session) -> None:
+        """A queued request, tracked since it came, is now the session's to answer."""
+        if message is not None and _is_request(message):
+            with self._lock:
+                entry = self._pending.get(message["id"])
+                if entry is not None:
+                    entry.via = session
 
     def _untrack(self, message: dict[str, Any] | None) -> None:
         if message is not None and _is_request(message):
             with self._lock:
                 self._pending.pop(message["id"], None)
 
+    # The queue, and the bridge while no session is open --------------------------------------
+
+    def _enqueue(self, line: bytes, message: dict[str, Any] | None) -> None:
+        """Behind what is queued already; tracked from now (its budget runs from its coming,
+        and a cancel finds it)."""
+        self._track(message, None)
+        with self._lock:
+            self._queue.append((line, message))
+            if self._working:
+                return
+            self._working = True
+        threading.Thread(target=self._work, name="venom-mem-relay-queue", daemon=True).start()
+
+    def _work(self) -> None:
+        """Take the queue in order: to the session once it is open, a tool call over the
+        bridge until then, anything else once the session opening beside it is done."""
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._working = False
+                    upstream = None
+                    if self._session is not None:  # it serves from here
+                        upstream, self._upstream = self._upstream, None
+                    self._lock.notify_all()
+                    break
+                line, message = self._queue.pop(0)
+                request_id = message.get("id") if message is not None else None
+                if request_id in self._answered and request_id not in self._pending:
+                    self._answered.discard(request_id)  # cancelled, or timed out, queued
+                    continue
+                session = self._session
+                opening = self._opening
+            if session is not None and session.gone():
+                self._lost(session)
+                session = None
+            if session is None and _tool_verb(message or {}) is not None:
+                if self._bridged(message or {}):
+                    self._open_beside()
+                continue
+            if session is None and opening is not None:
+                opening.join()
+                with self._lock:
+                    session = self._session
+            if session is None:
+                if message is not None and not _is_request(message):
+                    continue
+                if message is not None and self._answer_offline(message):
+                    self._untrack(message)
+                    continue
+                session = self._open_for(message)
+                if session is None:
+                    self._untrack(message)
+                    continue
+            self._send(session, line, message, track=False)
+            if message is not None and message.get("method") == "initialize":
+                self._initialize = message
+        if upstream is not None:
+            upstream.close()
+
+    def _bridged(self, message: dict[str, Any]) -> bool:
+        """A tool call made over plain frames, answered as the session's SDK server would;
+        whether a daemon answered it (else no session is opened beside it)."""
+        params = message.get("params") or {}
+        name, arguments = params.get("name"), params.get("arguments")
+        spec = self._spec(name) if isinstance(name, str) else None
+        request_id = message["id"]
+        with self._lock:
+            entry = self._pending.get(request_id)
+            if entry is not None:  # the link's own deadline answers, naming the daemon
+                budget = entry.deadline - entry.sent
+                entry.deadline = time.monotonic() + budget + BRIDGE_GRACE_S
+        try:
+            if spec is None:
+                raise no_such_tool(name)
+            checked = spec.check(arguments if isinstance(arguments, Mapping) else None)
+            if self._upstream is None:
+                assert self._bridge_factory is not None
+                self._upstream = self._bridge_factory()
+            ok: Any = self._upstream.call(spec.verb.name, checked)
+            result: dict[str, Any] | VenomError = ok
+        except VenomError as error:
+            result = error
+        except Exception as exc:  # as the SDK's server: a bug is the call's error, no crash
+            result = VenomError("failed.internal", f"{type(exc).__name__}: {exc}")
+        reached = not (isinstance(result, VenomError) and result.code.startswith("unavailable."))
+        with self._lock:
+            if request_id in self._answered and request_id not in self._pending:
+                self._answered.discard(request_id)  # cancelled, or timed out here: dropped
+                return reached
+            self._pending.pop(request_id, None)
+            self._lock.notify_all()
+        if isinstance(result, VenomError):
+            self._fail_id(request_id, True, result)
+        else:
+            self._reply(request_id, ok_result(result))
+        return reached
+
+    def _open_beside(self) -> None:
+        """Open the session in the background once the bridge has reached a daemon."""
+        with self._lock:
+            if self._session is not None or self._opening is not None or self._upstream is None:
+                return
+            self._opening = threading.Thread(
+                target=self._open_in_background, name="venom-mem-relay-open", daemon=True
+            )
+            self._opening.start()
+
+    def _open_in_background(self) -> None:
+        try:
+            # A failure is for a later message to meet and report; the bridge goes on.
+            self._open_for(None, may_start=False)
+        finally:
+            with self._lock:
+                self._opening = None
+                self._lock.notify_all()
+
     # Opening a session ----------------------------------------------------------------------
 
-    def _open_for(self, message: dict[str, Any] | None) -> _Session | None:
+    def _open_for(
+        self, message: dict[str, Any] | None, may_start: bool | None = None
+    ) -> _Session | None:
         """A new session for ``message``, or ``None`` once its failure was answered."""
-        tool = _tool_verb(message) if message is not None else None
-        may_start = starts_daemon(tool[0]) if tool is not None else True
+        if may_start is None:
+            tool = _tool_verb(message) if message is not None else None
+            may_start = starts_daemon(tool[0]) if tool is not None else True
         try:
             session = self._open(may_start)
         except VenomError as error:
@@ -472,9 +651,11 @@ class Relay:
         with self._lock:
             if self._session is session:
                 self._session = None
-            lost = [] if session.closed else list(self._pending.items())
+            lost = []
             if not session.closed:
-                self._pending.clear()
+                lost = [(i, e) for i, e in self._pending.items() if e.via is session]
+                for request_id, _entry in lost:
+                    del self._pending[request_id]
             self._lock.notify_all()
         session.close()
         for request_id, entry in lost:
@@ -491,22 +672,22 @@ class Relay:
                     self._answered.add(request_id)
                 if late:
                     self._lock.notify_all()
-                session = self._session
                 if not late:
                     soonest = min((e.deadline for e in self._pending.values()), default=None)
                     self._lock.wait(None if soonest is None else max(soonest - now, 0.001))
                     continue
             for request_id, entry in late:
                 waited = time.monotonic() - entry.sent
-                self._fail_id(request_id, entry.tool, self._timeout(session, entry.verb, waited))
-                if session is not None:
+                via = entry.via
+                self._fail_id(request_id, entry.tool, self._timeout(via, entry.verb, waited))
+                if via is not None:
                     cancel = {
                         "jsonrpc": "2.0",
                         "method": "notifications/cancelled",
                         "params": {"requestId": request_id, "reason": "timed out in the relay"},
                     }
                     with contextlib.suppress(OSError):
-                        session.send(_dumps(cancel))
+                        via.send(_dumps(cancel))
 
     @staticmethod
     def _timeout(session: _Session | None, verb: str, waited_s: float) -> VenomError:
@@ -547,8 +728,8 @@ def run_relay(env: Mapping[str, str], wire_in: BinaryIO, wire_out: BinaryIO) -> 
     from venom_mem_core.manifest import MANIFEST
 
     from ..client import connect
-    from .harness_session import served_session
-    from .link import early_token_check
+    from .harness_session import SessionNaming, served_session
+    from .link import DaemonLink, daemon_connector, early_token_check
     from .tools import INSTRUCTIONS, SERVER_NAME, audience_for_token, build_catalog
 
     catalog = build_catalog(MANIFEST, audience_for_token(env.get("VENOM_MEM_TOKEN", "")))
@@ -591,6 +772,9 @@ def run_relay(env: Mapping[str, str], wire_in: BinaryIO, wire_out: BinaryIO) -> 
             harness_session=served_session(env),
         )
 
+    def bridge() -> Any:
+        return SessionNaming(DaemonLink(daemon_connector(env)), env)
+
     relay = Relay(
         wire_in,
         wire_out,
@@ -599,6 +783,7 @@ def run_relay(env: Mapping[str, str], wire_in: BinaryIO, wire_out: BinaryIO) -> 
         catalog=catalog,
         handover=handover,
         held=held[0] if held else None,
+        bridge=bridge,
     )
     relay.run()
     return 0
