@@ -220,7 +220,8 @@ MEMORY_VERBS = (
     Verb(
         "memory.add",
         "Store a memory in a space. Repeating the same content in the same space returns the "
-        "existing memory.",
+        "existing memory. A result's similar lists memories of the space that already say "
+        "much the same: update or supersede one of them instead of adding the fact again.",
         params=(
             Param("space", "Space name, such as user or project/venom-std", SPACE, required=True),
             Param("content", "The text", CONTENT, required=True),
@@ -269,7 +270,8 @@ MEMORY_VERBS = (
     Verb(
         "memory.update",
         "Change a memory's content, title, kind, tags, importance or branches. Needs the "
-        "revision you read, so two agents can't silently overwrite each other.",
+        "revision you read, so two agents can't silently overwrite each other. A new content's "
+        "similar lists other memories that say much the same: keep one of them.",
         params=(
             Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),
             Param("revision", "The revision you read", Type("integer", min=1), required=True),
