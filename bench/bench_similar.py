@@ -22,7 +22,12 @@ at least t; memory.add shows such a memory when at most two others score higher.
   (any earlier turn scoring at least t). Chat turns are mostly distinct, so this is a
   false-alarm rate an agent would see.
 
-Run: ``.venv/bin/python bench/bench_similar.py`` (about a minute).
+- ``cost``: CPU time (user + sys of this process, so the machine's load doesn't count) of
+  memory.add on a SQLite store holding every LoCoMo turn (2,760 memories), with ``similar``
+  and with it switched off (``memories.similar_field`` replaced by a function
+  returning nothing, in this process only), over 400 new texts each.
+
+Run: ``.venv/bin/python bench/bench_similar.py`` (about a minute of CPU).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -46,7 +52,9 @@ from venom_mem_core.local import LocalClient
 from venom_mem_core.ports import Store
 from venom_mem_core.records import Principal
 from venom_mem_core.similarity import SIMILAR_THRESHOLD, normalized_scores
+from venom_mem_core.usecases import memories
 from venom_mem_core.usecases.app import App, MemorySettings
+from venom_mem_core.usecases.similar import similar_field
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = ROOT / "tests" / "fixtures" / "similar_pairs.json"
@@ -58,6 +66,7 @@ THRESHOLDS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9)
 EVERYTHING = Access(everything=True)
 OWNER = Principal(id="owner", label="owner")
 ALL = 100_000  # candidates: every matching row, so each pair's score is exact
+COST_ADDS = 400
 SHOW = 20  # flagged LoCoMo adds printed, to judge by eye
 Scored = list[tuple[float, bool]]  # (score, is a duplicate)
 
@@ -179,6 +188,31 @@ def _best_earlier(store: Store, id_: int) -> tuple[float, int]:
     return max(earlier, default=(0.0, 0))
 
 
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cost(directory: Path) -> tuple[float, float]:
+    """CPU ms per memory.add with similar, and with it off, on a store of every turn."""
+    texts = [text for number in CONVERSATIONS for _, _, text in turns(number)]
+    fresh = [f"Later, {text}" for text in texts[: COST_ADDS * 2]]
+    with SqliteStore.open(directory / "cost.db") as store:
+        vm = client(store)
+        for text in texts:
+            vm.call("memory.add", {"space": "chat", "content": text})
+        timings = []
+        for on, batch in ((True, fresh[:COST_ADDS]), (False, fresh[COST_ADDS:])):
+            if not on:
+                vars(memories)["similar_field"] = lambda *_: {}
+            started = _cpu()
+            for text in batch:
+                vm.call("memory.add", {"space": "chat", "content": text})
+            timings.append((_cpu() - started) * 1000 / len(batch))
+    vars(memories)["similar_field"] = similar_field
+    return timings[0], timings[1]
+
+
 def precision_recall(scored: Sequence[tuple[float, bool]], threshold: float) -> tuple[str, str]:
     flagged = [same for score, same in scored if score >= threshold]
     positives = sum(same for _, same in scored)
@@ -198,6 +232,7 @@ def main() -> None:
             "written, 600 memories": written(pairs, True, directory),
         }
         sets["LoCoMo repeated"], best = locomo(directory)
+        with_similar, without = cost(directory)
     for name, scored in sets.items():
         same = sum(s for _, s in scored)
         print(f"{name}: {same} duplicates, {len(scored) - same} distinct")
@@ -213,6 +248,10 @@ def main() -> None:
         noisy = sum(score >= threshold for score, _, _ in best) / len(best)
         cells.append(f"{noisy:.3f}")
         print("| " + " | ".join(cells) + " |")
+    print(
+        f"memory.add on 2,760 memories (SQLite, in process): {with_similar:.2f} ms CPU with "
+        f"similar, {without:.2f} ms without ({COST_ADDS} adds each)"
+    )
     print(f"cpu {time.process_time() - started:.1f} s")
     flagged = [item for item in best if item[0] >= SIMILAR_THRESHOLD]
     shown = random.Random(43).sample(flagged, min(SHOW, len(flagged)))
