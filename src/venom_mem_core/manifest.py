@@ -119,11 +119,16 @@ SIMILAR = _f(
     ),
     False,
 )
-CHANGE = _obj(
+_CHANGE_FIELDS = (
     _f("id", "Memory ID", STR),
     _f("revision", "Current revision", Type("integer", min=1)),
     _f("changed", "False if nothing changed", BOOL),
-    SIMILAR,
+)
+CHANGE = _obj(*_CHANGE_FIELDS, SIMILAR)
+_DELETION_FIELDS = (
+    _f("id", "Memory ID", STR),
+    _f("revision", "Revision of the deletion", INT),
+    _f("deleted", "When", STR),
 )
 STR_OR_NULL = Type("string", nullable=True)
 NEXT = _f(
@@ -302,11 +307,7 @@ MEMORY_VERBS = (
             Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),
             Param("revision", "The revision you read", Type("integer", min=1), required=True),
         ),
-        result=_obj(
-            _f("id", "Memory ID", STR),
-            _f("revision", "Revision of the deletion", INT),
-            _f("deleted", "When", STR),
-        ),
+        result=_obj(*_DELETION_FIELDS),
         errors=(E_NF_MEMORY, E_REVISION, E_BUSY),
         right="write",
         resource="id",
@@ -327,13 +328,7 @@ MEMORY_VERBS = (
             Param("old_text", OLD_TEXT_SUMMARY, CONTENT, required=True),
             Param("content", "The new text", CONTENT, required=True),
         ),
-        result=_obj(
-            _f("id", "Memory ID", STR),
-            _f("revision", "Current revision", Type("integer", min=1)),
-            _f("changed", "False if it already said this", BOOL),
-            MATCH,
-            SIMILAR,
-        ),
+        result=_obj(*_CHANGE_FIELDS, MATCH, SIMILAR),
         errors=(
             E_SPACE,
             E_OLD_TEXT,
@@ -366,12 +361,7 @@ MEMORY_VERBS = (
             Param("space", "Space name", SPACE, required=True),
             Param("old_text", OLD_TEXT_SUMMARY, CONTENT, required=True),
         ),
-        result=_obj(
-            _f("id", "Memory ID", STR),
-            _f("revision", "Revision of the deletion", INT),
-            _f("deleted", "When", STR),
-            MATCH,
-        ),
+        result=_obj(*_DELETION_FIELDS, MATCH),
         errors=(E_SPACE, E_OLD_TEXT, E_SECRET, E_NF_TEXT, E_AMBIGUOUS, E_REVISION, E_BUSY),
         right="write",
         resource="space",
