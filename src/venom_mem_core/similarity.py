@@ -22,6 +22,7 @@ from .grants import Access
 from .ports import MemoryFilter, ReadTx
 from .records import Memory
 from .search_options import Weights
+from .stopwords import ENGLISH_STOPWORDS
 
 __all__ = [
     "CONTENT_ONLY",
@@ -56,16 +57,22 @@ class Similar:
 
 def content_words(content: str) -> list[str]:
     """The content's distinct words as written (one per indexed term), in order, at most
-    :data:`QUERY_WORDS`: a query of these finds every text sharing a term with it."""
+    :data:`QUERY_WORDS`, without English stopwords unless only stopwords are there: a query
+    of these finds every text sharing a meaningful term with it. A stopword is in most rows,
+    so its IDF is at the floor and it moves no score, but it would make the store score
+    nearly every row (ADR 0043: memory.add's CPU)."""
     seen: set[str] = set()
     words: list[str] = []
+    stop: list[str] = []
     for token in tokens(content):
-        if token.term not in seen:
-            seen.add(token.term)
-            words.append(content[token.start : token.end])
-            if len(words) == QUERY_WORDS:
-                break
-    return words
+        if token.term in seen:
+            continue
+        seen.add(token.term)
+        word = content[token.start : token.end]
+        (stop if word.casefold() in ENGLISH_STOPWORDS else words).append(word)
+        if len(words) == QUERY_WORDS:
+            break
+    return words or stop[:QUERY_WORDS]
 
 
 def normalized_scores(
