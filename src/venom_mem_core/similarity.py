@@ -37,7 +37,7 @@ __all__ = [
 
 # Measured by bench/bench_similar.py on tests/fixtures/similar_pairs.json and LoCoMo's
 # repeated facts (ADR 0043 has the table).
-SIMILAR_THRESHOLD = 0.6
+SIMILAR_THRESHOLD = 0.65
 SIMILAR_LIMIT = 3
 # A content of 8 KiB can hold a thousand distinct words; its first 64 say what it is about
 # and keep the query to a few index lookups (ADR 0043).

@@ -43,7 +43,7 @@ class TextEditContract(StoreFixtures):
         (hit,) = result["similar"]
         assert hit["id"] == "m1"
         assert hit["revision"] == 1
-        assert 0.6 <= hit["score"] <= 1.0
+        assert 0.65 <= hit["score"] <= 1.0
         assert hit["snippet"] == PRS
         # Both are kept as they are.
         assert env.g1.call("memory.get", {"id": "m1"})["content"] == PRS
