@@ -23,13 +23,40 @@ def _add(r: R, p: R) -> str:
         return (
             f"{r['id']} already holds this text{where}: nothing changed (revision {r['revision']})"
         )
-    return f"stored {r['id']}{where} (revision {r['revision']})"
+    return f"stored {r['id']}{where} (revision {r['revision']})" + _similar(r)
 
 
 def _update(r: R, _p: R) -> str:
     if r.get("changed") is False:
         return f"{r['id']} already reads so: nothing changed (revision {r['revision']})"
-    return f"updated {r['id']}: now at revision {r['revision']}"
+    return f"updated {r['id']}: now at revision {r['revision']}" + _similar(r)
+
+
+def _similar(r: R) -> str:
+    """The near-duplicates memory.add and memory.update point out, listed below the line."""
+    count = len(r.get("similar") or ())
+    if not count:
+        return ""
+    noun = "memory says" if count == 1 else "memories say"
+    return (
+        f"\n{count} other {noun} much the same (below): update or delete one rather than keep both"
+    )
+
+
+_MATCHES = {"exact": "its whole text", "substring": "a piece only it holds"}
+
+
+def _matched(r: R) -> str:
+    return _MATCHES.get(r.get("match", ""), "its text")
+
+
+def _replace(r: R, _p: R) -> str:
+    if r.get("changed") is False:
+        return f"{r['id']} already reads so: nothing changed (revision {r['revision']})"
+    return (
+        f"replaced the text of {r['id']}, found by {_matched(r)}: now at revision "
+        f"{r['revision']}" + _similar(r)
+    )
 
 
 def _session(r: R, _p: R) -> str:
@@ -78,6 +105,11 @@ SENTENCES: dict[str, Callable[[R, R], str]] = {
     "memory.delete": lambda r, _p: (
         f"deleted {r['id']} (revision {r['revision']}); venom-mem memory restore --id "
         f"{r['id']} brings it back"
+    ),
+    "memory.replace": _replace,
+    "memory.forget": lambda r, _p: (
+        f"deleted {r['id']}, found by {_matched(r)} (revision {r['revision']}); venom-mem "
+        f"memory restore --id {r['id']} brings it back"
     ),
     "memory.restore": lambda r, _p: f"restored {r['id']} (revision {r['revision']})",
     "memory.purge": lambda r, _p: f"erased {r['id']} and all its versions for good",

@@ -44,6 +44,7 @@ __all__ = [
     "DescribeSpace",
     "EndSession",
     "Filters",
+    "ForgetMemory",
     "GetMemory",
     "GetSession",
     "IssueGrant",
@@ -59,6 +60,7 @@ __all__ = [
     "PurgeMemory",
     "PurgeSession",
     "RemoveClient",
+    "ReplaceMemory",
     "RestoreMemory",
     "RevokeGrant",
     "SearchMemories",
@@ -263,6 +265,19 @@ class RestoreMemory(Command):
 @derived("memory.history")
 class MemoryHistory(Command):
     id: MemoryId
+
+
+@derived("memory.replace")
+class ReplaceMemory(Command):
+    space: str
+    old_text: str
+    content: str
+
+
+@derived("memory.forget")
+class ForgetMemory(Command):
+    space: str
+    old_text: str
 
 
 @derived("memory.purge")

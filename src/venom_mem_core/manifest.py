@@ -104,10 +104,31 @@ SESSION = _obj(
     _f("started", "RFC 3339 UTC", STR),
     _f("ended", "RFC 3339 UTC", STR, False),
 )
-CHANGE = _obj(
+SIMILAR = _f(
+    "similar",
+    "Up to 3 live memories of the space with close text, closest first; absent when none. "
+    "Update or supersede one of them rather than keep both",
+    Type(
+        "array",
+        items=_obj(
+            _f("id", "Memory ID", STR),
+            _f("revision", "Its revision, for memory.update", INT),
+            _f("score", "How close, 0 to 1: its BM25 over the new text's own", NUM),
+            _f("snippet", "The start of its text", STR),
+        ),
+    ),
+    False,
+)
+_CHANGE_FIELDS = (
     _f("id", "Memory ID", STR),
     _f("revision", "Current revision", Type("integer", min=1)),
     _f("changed", "False if nothing changed", BOOL),
+)
+CHANGE = _obj(*_CHANGE_FIELDS, SIMILAR)
+_DELETION_FIELDS = (
+    _f("id", "Memory ID", STR),
+    _f("revision", "Revision of the deletion", INT),
+    _f("deleted", "When", STR),
 )
 STR_OR_NULL = Type("string", nullable=True)
 NEXT = _f(
@@ -175,6 +196,17 @@ E_STORE = _e("unavailable.store", "The team store's server didn't answer; retry"
 E_QUERY = _e("invalid_params.query", "The query has no words")
 E_BRANCH = _e("invalid_params.branch", "Not a git branch name of at most 128 bytes")
 E_READ = _e("denied.read", "A space you can't read")
+E_NF_TEXT = _e("not_found.memory_text", "No live memory of the space holds old_text")
+E_AMBIGUOUS = _e(
+    "conflict.memory_text_ambiguous",
+    "Several memories match old_text (data.candidates); nothing changed",
+)
+E_OLD_TEXT = _e("invalid_params.old_text", "old_text is only whitespace")
+OLD_TEXT_SUMMARY = (
+    "Its current text: the whole of it (whitespace and line breaks don't matter, case does), "
+    "or a piece only it contains"
+)
+MATCH = _f("match", "exact: old_text was its whole text; substring: a piece of it", STR)
 
 FILTER_PARAMS = (
     Param("spaces", "Only these spaces", Type("array", items=SPACE)),
@@ -194,7 +226,8 @@ MEMORY_VERBS = (
     Verb(
         "memory.add",
         "Store a memory in a space. Repeating the same content in the same space returns the "
-        "existing memory.",
+        "existing memory. A result's similar lists memories of the space that already say "
+        "much the same: update or supersede one of them instead of adding the fact again.",
         params=(
             Param("space", "Space name, such as user or project/venom-std", SPACE, required=True),
             Param("content", "The text", CONTENT, required=True),
@@ -243,7 +276,8 @@ MEMORY_VERBS = (
     Verb(
         "memory.update",
         "Change a memory's content, title, kind, tags, importance or branches. Needs the "
-        "revision you read, so two agents can't silently overwrite each other.",
+        "revision you read, so two agents can't silently overwrite each other. A new content's "
+        "similar lists other memories that say much the same: keep one of them.",
         params=(
             Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),
             Param("revision", "The revision you read", Type("integer", min=1), required=True),
@@ -274,11 +308,7 @@ MEMORY_VERBS = (
             Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),
             Param("revision", "The revision you read", Type("integer", min=1), required=True),
         ),
-        result=_obj(
-            _f("id", "Memory ID", STR),
-            _f("revision", "Revision of the deletion", INT),
-            _f("deleted", "When", STR),
-        ),
+        result=_obj(*_DELETION_FIELDS),
         errors=(E_NF_MEMORY, E_REVISION, E_BUSY),
         right="write",
         resource="id",
@@ -288,6 +318,60 @@ MEMORY_VERBS = (
             {"id": "m1", "revision": 3, "deleted": "2026-11-09T11:00:00.000Z"},
         ),
         use_case="memories.delete_memory",
+    ),
+    Verb(
+        "memory.replace",
+        "Replace a memory's text, naming it by its current text instead of its ID: the one "
+        "memory whose whole text is old_text, or else the only one containing it. Several "
+        "matches are refused with their IDs and nothing changes; it never guesses.",
+        params=(
+            Param("space", "Space name", SPACE, required=True),
+            Param("old_text", OLD_TEXT_SUMMARY, CONTENT, required=True),
+            Param("content", "The new text", CONTENT, required=True),
+        ),
+        result=_obj(*_CHANGE_FIELDS, MATCH, SIMILAR),
+        errors=(
+            E_SPACE,
+            E_OLD_TEXT,
+            E_SECRET,
+            E_NF_TEXT,
+            E_AMBIGUOUS,
+            E_DUPLICATE,
+            E_REVISION,
+            E_BUSY,
+        ),
+        right="write",
+        resource="space",
+        starts_daemon=True,
+        examples=_ex(
+            {
+                "space": "project/venom-std",
+                "old_text": "pins Zig with",
+                "content": "venom-std pins Zig 0.17 with .zigversion.",
+            },
+            {"id": "m1", "revision": 2, "changed": True, "match": "substring"},
+        ),
+        use_case="text_edits.replace_memory",
+    ),
+    Verb(
+        "memory.forget",
+        "Delete a memory softly, naming it by its current text instead of its ID: the one "
+        "memory whose whole text is old_text, or else the only one containing it. Several "
+        "matches are refused with their IDs and nothing changes; it never guesses.",
+        params=(
+            Param("space", "Space name", SPACE, required=True),
+            Param("old_text", OLD_TEXT_SUMMARY, CONTENT, required=True),
+        ),
+        result=_obj(*_DELETION_FIELDS, MATCH),
+        errors=(E_SPACE, E_OLD_TEXT, E_SECRET, E_NF_TEXT, E_AMBIGUOUS, E_REVISION, E_BUSY),
+        right="write",
+        resource="space",
+        starts_daemon=True,
+        examples=_ex(
+            {"space": "user", "old_text": "Prefers small PRs."},
+            {"id": "m3", "revision": 2, "deleted": "2026-11-09T11:00:00.000Z", "match": "exact"},
+        ),
+        use_case="text_edits.forget_memory",
     ),
     Verb(
         "memory.restore",

@@ -119,6 +119,17 @@ def render_skill(manifest: Manifest = MANIFEST) -> str:
         "drops English stopwords, splits words at punctuation and finds `went` for `go`.",
         "- Adding the same content to the same space again returns the existing memory with "
         "`changed: false`, so a retry is safe.",
+        "- One fact, one memory. When a fact changes or you learn it again in other words, "
+        f"change the memory that holds it (`{tool_name('memory.update')}` with its `revision`, "
+        f"or `{tool_name('memory.replace')}` naming it by its text) or supersede it; don't add "
+        f"it again. `{tool_name('memory.add')}` and `{tool_name('memory.update')}` point out "
+        "memories of the space that already say much the same (`similar`: their `id`, "
+        "`revision` and text): update one of them, or delete the one you just wrote. They "
+        "never merge anything themselves.",
+        f"- `{tool_name('memory.replace')}` and `{tool_name('memory.forget')}` take `old_text`: "
+        "the memory's whole text (spacing doesn't matter, case does) or a piece only it holds. "
+        "When several match, `conflict.memory_text_ambiguous` lists their IDs in "
+        "`data.candidates` and nothing changes: quote more of the text, or use the ID.",
         "- Never store secrets or tokens; text with a venom token is refused.",
         "- Errors are `{code, message, data}`; `data.fix`, when present, says what to do.",
         "",

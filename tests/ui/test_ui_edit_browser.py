@@ -107,6 +107,19 @@ def test_a_person_adds_a_memory_and_describes_a_space(fresh: Seeded, shots: Path
         assert (got["tags"], got["importance"], got["author"]["principal"]) == (
             ["review"], "low", "owner",
         )  # fmt: skip
+
+        # The same rule typed again: added, and the new page points at the first one.
+        me.go("/memories?space=project/venom-std")
+        me.page.click("details.add summary")
+        me.page.fill("form#add textarea[name=content]", "every PR gets one review")
+        me.page.click("form#add button[name=add]")
+        me.page.wait_for_selector("section.similar")
+        me.shot("add-similar")
+        shown = [a.inner_text() for a in me.page.query_selector_all("section.similar a.id")]
+        assert shown == [new_id]
+        assert "Every PR gets one review." in me.text("section.similar")
+        again_id = me.page.url.split("/memory/")[1].split("?")[0]
+        assert _cli_memory(world, again_id)["content"] == "every PR gets one review"
         assert me.problems == [], me.problems
 
 

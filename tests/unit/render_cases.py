@@ -59,6 +59,27 @@ CASES: list[tuple[str, Verb, dict[str, Any], dict[str, Any]]] = [
 ]
 CASES += [
     (
+        "add-similar",
+        _verb("memory.add"),
+        {
+            "id": "m9",
+            "revision": 1,
+            "changed": True,
+            "similar": [
+                {"id": "m3", "revision": 2, "score": 0.91, "snippet": "The user prefers small "
+                 "pull requests with one change each, reviewed the same day."},
+                {"id": "m12", "revision": 1, "score": 0.64, "snippet": LONG},
+            ],
+        },
+        {"space": "user", "content": "User prefers small PRs, one change per pull request."},
+    ),
+    (
+        "replace-unchanged",
+        _verb("memory.replace"),
+        {"id": "m1", "revision": 2, "changed": False, "match": "exact"},
+        {"space": "user", "old_text": "x", "content": "x"},
+    ),
+    (
         "search-long",
         SEARCH,
         {

@@ -2,6 +2,9 @@
 a space. Each form is a :func:`~.views.form_route` (the secret, Origin and CSRF checked as
 for every other form) and each change is the daemon's own verb, which decides the rights.
 
+An add whose result points out ``similar`` memories leads to the new memory's page, which
+lists them (ADR 0043).
+
 An edit is ``memory.update`` with the revision the page showed. When another writer got
 there first (``conflict.memory_revision``), the page shows what changed meanwhile (the diff
 from the revision the person edited to the current one) and the form again, holding the
@@ -107,7 +110,12 @@ async def add(request: Request) -> Response:
     params = {"space": space, **edit_fields(form)}
     params = {key: value for key, value in params.items() if value not in ("", [])}
     result = await call(request, "memory.add", params)
-    return redirect(f"/memory/{result['id']}?done=added")
+    # The new memory's page shows them (pages_memory.py), read again there by ID.
+    similar = ",".join(str(other["id"]) for other in result.get("similar", []))
+    done = "added" if result.get("changed", True) else "unchanged"
+    return redirect(
+        f"/memory/{result['id']}?done={done}" + (f"&similar={similar}" if similar else "")
+    )
 
 
 async def describe(request: Request) -> Response:

@@ -1,8 +1,10 @@
-"""A memory's page and its corrections: revisions, a diff between any two, going back to an
+"""A memory's page and its corrections (and, after an add from the page, the memories that
+already say much the same): revisions, a diff between any two, going back to an
 old revision, delete (revision-checked), restore, and purge behind a confirmation."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from starlette.requests import Request
@@ -48,6 +50,26 @@ async def _diff(request: Request, memory_id: str, old: int, new: int) -> Any:
     return diff_revisions(a, b)
 
 
+_MEMORY_ID = re.compile(r"m[1-9][0-9]{0,18}")
+_SIMILAR_SHOWN = 3  # memory.add's own limit
+
+
+async def _similar(request: Request) -> list[Any]:
+    """The memories named in ``?similar=`` (an add's near-duplicates, pages_edit.py) that the
+    caller can still read and that are live, read again: the link carries only IDs."""
+    named = request.query_params.get("similar", "").split(",")[:_SIMILAR_SHOWN]
+    found = []
+    for other in named:
+        if not _MEMORY_ID.fullmatch(other):
+            continue
+        try:
+            found.append(await call(request, "memory.get", {"id": other}))
+        except VenomError as error:
+            if not error.code.startswith(("not_found.", "denied.")):
+                raise
+    return found
+
+
 async def memory_page(request: Request) -> Response:
     memory_id = _id(request)
     memory = await call(request, "memory.get", {"id": memory_id, "include_deleted": True})
@@ -62,6 +84,7 @@ async def memory_page(request: Request) -> Response:
         versions=versions,
         diff=diff,
         done=request.query_params.get("done", ""),
+        similar=await _similar(request),
         form_values=_form_values(memory),
         open_edit=request.query_params.get("edit") == "1",
         kinds=KINDS,

@@ -14,7 +14,8 @@ the fixture tears down; :func:`opened_stores` does that for you::
 
 It is a combination of mixins, one per area, which a subclass may also combine itself:
 :class:`PortContract`, :class:`MemoryContract`, :class:`SearchContract`,
-:class:`SessionContract`, :class:`PrincipalContract` and :class:`ContextContract`. The cases
+:class:`SessionContract`, :class:`PrincipalContract`, :class:`ContextContract` and
+:class:`TextEditContract`. The cases
 that pin SQLite FTS5's exact stemming, order and scores run only on a store that declares
 :class:`~venom_mem_core.ports.RanksLikeFts5` and skip on others. docs/store-contract.md is
 the guide. Install with ``pip install 'venom-mem[testing]'``.
@@ -30,7 +31,15 @@ import pytest
 pytest.register_assert_rewrite(
     *(
         f"{__name__}.{module}"
-        for module in ("context", "memories", "port", "principals", "search", "sessions")
+        for module in (
+            "context",
+            "memories",
+            "port",
+            "principals",
+            "search",
+            "sessions",
+            "text_edits",
+        )
     ),
     f"{__name__}.store",
     f"{__name__}.support",
@@ -48,6 +57,7 @@ from .support import StoreFactory as StoreFactory  # noqa: E402
 from .support import StoreFixtures as StoreFixtures  # noqa: E402
 from .support import opened_stores as opened_stores  # noqa: E402
 from .support import requires_fts5_ranking as requires_fts5_ranking  # noqa: E402
+from .text_edits import TextEditContract as TextEditContract  # noqa: E402
 
 __all__ = [
     "ContextContract",
@@ -60,6 +70,7 @@ __all__ = [
     "StoreContract",
     "StoreFactory",
     "StoreFixtures",
+    "TextEditContract",
     "opened_stores",
     "requires_fts5_ranking",
 ]

@@ -26,6 +26,7 @@ from .principals import PrincipalContract
 from .search import SearchContract
 from .sessions import SessionContract
 from .support import READ_ALL, Env, fails
+from .text_edits import TextEditContract
 
 __all__ = ["StoreContract"]
 
@@ -37,6 +38,7 @@ class StoreContract(
     SessionContract,
     PrincipalContract,
     ContextContract,
+    TextEditContract,
 ):
     """Every behaviour the use cases need from a store. Subclass it; see the module doc."""
 

@@ -32,15 +32,18 @@ from ..records import Memory, Principal, Version
 from ..shapes import memory_id, memory_json, version_entry_json
 from .app import App
 from .sessions import check_session_readable
+from .similar import similar_field
 
 __all__ = [
     "add_memory",
+    "delete_in",
     "delete_memory",
     "get_memory",
     "memory_history",
     "purge_memory",
     "restore_memory",
     "sweep_tombstones",
+    "update_in",
     "update_memory",
 ]
 
@@ -165,8 +168,9 @@ def add_memory(app: App, who: Principal, cmd: AddMemory) -> dict[str, Any]:
         )
         memory = attrs.evolve(draft, id=tx.insert_memory(draft))
         tx.insert_version(_version(memory, "add", who, now))
+        similar = similar_field(tx, who, memory)
     _emit(app, "memory.added", memory)
-    return {"id": memory_id(memory.id), "revision": 1, "changed": True}
+    return {"id": memory_id(memory.id), "revision": 1, "changed": True, **similar}
 
 
 def get_memory(app: App, who: Principal, cmd: GetMemory) -> dict[str, Any]:
@@ -212,34 +216,51 @@ def embedding_state(app: App, tx: ReadTx, memory: Memory) -> str:
 def update_memory(app: App, who: Principal, cmd: UpdateMemory) -> dict[str, Any]:
     if cmd.content is not None:
         v.check_content_size(cmd.content, app.settings.max_content_bytes)
-    id = memory_id(cmd.id)
     with app.store.write() as tx:
         memory = _load_checked(tx, who, "write", cmd.id)
-        _check_revision(memory, cmd.revision)
-        changes: dict[str, Any] = {}
-        if cmd.content is not None and cmd.content != memory.content:
-            digest = content_hash(cmd.content)
-            _check_no_duplicate(tx, memory, digest)
-            changes.update(content=cmd.content, content_sha256=digest)
-        for name in ("title", "kind", "tags", "importance", "branches"):
-            value = getattr(cmd, name)  # None: not changed
-            if value is not None and value != getattr(memory, name):
-                changes[name] = value
-        if not changes:
-            return {"id": id, "revision": memory.revision, "changed": False}
-        memory = _commit_revision(app, tx, who, memory, "update", **changes)
-    _emit(app, "memory.updated", memory)
-    return {"id": id, "revision": memory.revision, "changed": True}
+        result, updated = update_in(app, tx, who, memory, cmd)
+    if updated is not None:
+        _emit(app, "memory.updated", updated)
+    return result
+
+
+def update_in(
+    app: App, tx: WriteTx, who: Principal, memory: Memory, cmd: UpdateMemory
+) -> tuple[dict[str, Any], Memory | None]:
+    """memory.update of ``memory``, just loaded in ``tx`` with the write right checked: its
+    result, and the new revision to announce once ``tx`` commits (``None``: no change)."""
+    id = memory_id(memory.id)
+    _check_revision(memory, cmd.revision)
+    changes: dict[str, Any] = {}
+    if cmd.content is not None and cmd.content != memory.content:
+        digest = content_hash(cmd.content)
+        _check_no_duplicate(tx, memory, digest)
+        changes.update(content=cmd.content, content_sha256=digest)
+    for name in ("title", "kind", "tags", "importance", "branches"):
+        value = getattr(cmd, name)  # None: not changed
+        if value is not None and value != getattr(memory, name):
+            changes[name] = value
+    if not changes:
+        return {"id": id, "revision": memory.revision, "changed": False}, None
+    memory = _commit_revision(app, tx, who, memory, "update", **changes)
+    similar = similar_field(tx, who, memory) if "content" in changes else {}
+    return {"id": id, "revision": memory.revision, "changed": True, **similar}, memory
 
 
 def delete_memory(app: App, who: Principal, cmd: DeleteMemory) -> dict[str, Any]:
     with app.store.write() as tx:
         memory = _load_checked(tx, who, "write", cmd.id)
-        _check_revision(memory, cmd.revision)
-        now = app.clock.now()
-        memory = _commit_revision(app, tx, who, memory, "delete", now=now, deleted=now)
+        memory = delete_in(app, tx, who, memory, cmd.revision)
     _emit(app, "memory.deleted", memory)
     return {"id": memory_id(cmd.id), "revision": memory.revision, "deleted": memory.deleted}
+
+
+def delete_in(app: App, tx: WriteTx, who: Principal, memory: Memory, revision: int) -> Memory:
+    """memory.delete of ``memory`` at ``revision``, just loaded in ``tx`` with the write right
+    checked: its deleted revision, to announce once ``tx`` commits."""
+    _check_revision(memory, revision)
+    now = app.clock.now()
+    return _commit_revision(app, tx, who, memory, "delete", now=now, deleted=now)
 
 
 def restore_memory(app: App, who: Principal, cmd: RestoreMemory) -> dict[str, Any]:

@@ -1,0 +1,35 @@
+"""``similar`` in memory.add's and memory.update's result: near-duplicates pointed out, never
+merged (ADR 0043). Absent when there are none, so RFC-0020's results stay byte for byte."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..grants import readable_memories
+from ..ports import ReadTx
+from ..ranking import SNIPPET_BYTES, cut_utf8
+from ..records import Memory, Principal
+from ..shapes import memory_id
+from ..similarity import Similar, similar_memories
+
+__all__ = ["similar_field", "similar_json"]
+
+# Enough to tell one score from another; more digits would only vary with the corpus.
+_SCORE_DIGITS = 3
+
+
+def similar_json(found: Similar) -> dict[str, Any]:
+    """What an agent needs to update the other memory instead: its ID and revision, how
+    close it is, and the start of its text."""
+    return {
+        "id": memory_id(found.memory.id),
+        "revision": found.memory.revision,
+        "score": round(found.score, _SCORE_DIGITS),
+        "snippet": cut_utf8(found.memory.content, SNIPPET_BYTES),
+    }
+
+
+def similar_field(tx: ReadTx, who: Principal, memory: Memory) -> dict[str, Any]:
+    """``{"similar": [...]}`` for ``memory`` (already written in ``tx``), or ``{}``."""
+    found = similar_memories(tx, memory, readable_memories(who))
+    return {"similar": [similar_json(item) for item in found]} if found else {}
