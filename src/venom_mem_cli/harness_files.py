@@ -46,7 +46,7 @@ def _config_home(environ: Mapping[str, str]) -> Path:
 
 def config_paths(harness: str, environ: Mapping[str, str]) -> dict[str, Path]:
     """The user files of ``harness`` by role: ``registration`` (where its ``mcp add``
-    writes), and ``hooks`` / ``ignore`` where there are such."""
+    writes), and ``hooks`` / ``ignore`` / ``plugin`` where there are such."""
     home = _home(environ)
     if harness == "claude-code":
         claude_dir = environ.get("CLAUDE_CONFIG_DIR", "")
@@ -66,7 +66,11 @@ def config_paths(harness: str, environ: Mapping[str, str]) -> dict[str, Path]:
         # first run also writes a .gitignore beside it.
         plain = root / "opencode.json"
         config = plain if plain.exists() else root / "opencode.jsonc"
-        return {"registration": config, "ignore": root / ".gitignore"}
+        return {
+            "registration": config,
+            "ignore": root / ".gitignore",
+            "plugin": root / "plugins" / "venom-mem.js",
+        }
     raise VenomError.param("type", "harnesses", f"unknown harness {harness!r}")
 
 
@@ -155,9 +159,12 @@ class ChangeRecord:
             json.loads(loaded)["files"] if loaded is not None else {}
         )
 
-    def before_change(self, path: Path, before: bytes | None, mode: int | None) -> str | None:
+    def before_change(
+        self, path: Path, before: bytes | None, mode: int | None, *, dir_existed: bool = True
+    ) -> str | None:
         """Back ``path`` up (the first time this record sees it) and return the backup's
-        path; a file that didn't exist has none."""
+        path; a file that didn't exist has none. ``dir_existed``: whether its directory was
+        there before the change, so that ``--remove`` takes out one setup made."""
         key = str(path)
         if key in self.files:
             known: str | None = self.files[key]["backup"]
@@ -169,6 +176,7 @@ class ChangeRecord:
             backup = str(target)
         self.files[key] = {
             "existed": before is not None,
+            "dir_existed": dir_existed,
             "backup": backup,
             "mode": mode,
             "after": None,

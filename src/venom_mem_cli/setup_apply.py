@@ -16,6 +16,8 @@ since, which stays).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -118,13 +120,13 @@ class _Files:
         self.changed: list[str] = []
 
     def change(self, paths: Sequence[Path], act: Callable[[], None]) -> bool:
-        before = {p: (read_bytes(p), _mode(p)) for p in paths}
+        before = {p: (read_bytes(p), _mode(p), p.parent.is_dir()) for p in paths}
         act()
         touched = False
-        for path, (data, mode) in before.items():
+        for path, (data, mode, dir_existed) in before.items():
             if (read_bytes(path), _mode(path)) == (data, mode):
                 continue
-            self.record.before_change(path, data, mode)
+            self.record.before_change(path, data, mode, dir_existed=dir_existed)
             self.record.after_change(path)
             self.changed.append(str(path))
             touched = True
@@ -199,8 +201,6 @@ def _codex_command(argv: list[str], config: Path, environ: Mapping[str, str]) ->
 
 
 def _drop_opencode_entry(config: Path) -> None:
-    import json
-
     from .harness_files import write_atomic
 
     text = _text(config) or ""
@@ -240,7 +240,55 @@ def _apply_step(
         return added is not None and files.change(
             [settings], lambda: write_atomic(settings, added.encode())
         )
+    if kind == "codex_trust":
+        return _trust_codex_hook(files, hook_command(executable, harness), environ)
+    if kind == "plugin":
+        from .opencode_plugin import plugin_text
+
+        plugin, text = files.paths["plugin"], plugin_text(executable)
+        return _text(plugin) != text and files.change(
+            [plugin], lambda: write_atomic(plugin, text.encode(), 0o644)
+        )
     return False  # a note: for the person
+
+
+def _trust_codex_hook(files: _Files, command: str, environ: Mapping[str, str]) -> bool:
+    """Record the person's trust in the one hook setup installed, with the hash Codex
+    itself lists for it (ADR 0044); a hook Codex does not list is left untrusted."""
+    from .codex_hooks import listed_hooks, our_hook
+    from .harness_edits import codex_with_trust
+    from .harness_files import write_atomic
+
+    binary = harness_binary("codex", environ)
+    hook = our_hook(listed_hooks(binary or "codex", environ), command, files.paths["hooks"])
+    if hook is None or hook.get("trustStatus") == "trusted":
+        return False
+    config = files.paths["registration"]
+    trusted = codex_with_trust(_text(config) or "", hook["key"], hook["currentHash"])
+    return files.change([config], lambda: write_atomic(config, trusted.encode()))
+
+
+def _untrust_codex_hook(files: _Files, environ: Mapping[str, str]) -> None:
+    """Take back the trust ``--apply`` recorded, for each venom-mem hook Codex lists."""
+    from .codex_hooks import listed_hooks
+    from .harness_edits import HOOK_MARK, codex_without_trust
+    from .harness_files import write_atomic
+
+    config, binary = files.paths["registration"], harness_binary("codex", environ)
+    if binary is None or _text(config) is None:
+        return
+    mark, source = HOOK_MARK + "codex", str(files.paths["hooks"])
+    keys = [
+        hook["key"]
+        for hook in listed_hooks(binary, environ)
+        if mark in str(hook.get("command")) and hook.get("sourcePath") == source
+    ]
+    text = _text(config) or ""
+    left = text
+    for key in keys:
+        left = codex_without_trust(left, key)
+    if left != text:
+        files.change([config], lambda: write_atomic(config, left.encode()))
 
 
 def _apply_one(
@@ -270,18 +318,20 @@ def _apply_one(
     if not same:
         if current is not None:
             _unregister(harness, binary, files, environ)
-        watched = [p for role, p in files.paths.items() if role != "hooks"]
+        watched = [p for role, p in files.paths.items() if role not in ("hooks", "plugin")]
         add = [binary, *entry["command"][1:]]
         if harness == "codex":
             files.change(watched, lambda: _codex_command(add, config, environ))
         else:
             files.change(watched, lambda: _run(add, environ))
     done.append({"step": "register", "changed": not same})
-    for step in entry["steps"]:
-        changed = _apply_step(step["kind"], harness, files, executable, environ)
-        if step["kind"] != "note":
-            done.append({"step": step["kind"], "changed": changed})
-    files.record.save()
+    try:
+        for step in entry["steps"]:
+            changed = _apply_step(step["kind"], harness, files, executable, environ)
+            if step["kind"] != "note":
+                done.append({"step": step["kind"], "changed": changed})
+    finally:
+        files.record.save()  # a step that failed (Codex's app server) loses no earlier undo
     entry.update(applied=done, changed=bool(files.changed), files=files.changed)
     return entry
 
@@ -325,6 +375,9 @@ def _restore(files: _Files, keys: Sequence[str], *, untouched_only: bool) -> lis
             continue
         if before is None:
             path.unlink(missing_ok=True)
+            if entry.get("dir_existed") is False:
+                with contextlib.suppress(OSError):  # not empty: something else is there
+                    path.parent.rmdir()
         else:
             write_atomic(path, before, entry.get("mode") or 0o600)
         back.append(key)
@@ -363,6 +416,29 @@ def _same_substance(path: Path, now: bytes, before: bytes) -> bool:
         return False
 
 
+def _remove_plugin(files: _Files, back: set[str]) -> bool:
+    """Take out opencode's plugin when it is the one setup wrote (whatever ``venom-mem``
+    path it runs); one the person has edited since stays, as ``kept``."""
+    from .opencode_plugin import PLUGIN_MARK, plugin_text
+
+    plugin = files.paths.get("plugin")
+    if plugin is None:
+        return False
+    if str(plugin) in back:
+        return True
+    text = _text(plugin)
+    if text is None or not text.startswith(PLUGIN_MARK):
+        return False
+    executable = text.splitlines()[1].removeprefix("const VENOM_MEM = ").removesuffix(";")
+    if text != plugin_text(json.loads(executable)):
+        return False
+    files.change([plugin], plugin.unlink)
+    if files.record.files.get(str(plugin), {}).get("dir_existed") is False:
+        with contextlib.suppress(OSError):  # not empty: something else is there
+            plugin.parent.rmdir()
+    return True
+
+
 def _remove_one(
     conn: Any, harness: str, environ: Mapping[str, str], revoke: bool
 ) -> dict[str, Any]:
@@ -382,6 +458,8 @@ def _remove_one(
         undone.append("register")
     elif str(config) in back:
         undone.append("register")
+    if harness == "codex":
+        _untrust_codex_hook(files, environ)
     if settings is not None and (text := _text(settings)) is not None:
         left = without_hook(text, harness)
         if left is not None:
@@ -389,6 +467,8 @@ def _remove_one(
             undone.append("hook")
     elif settings is not None and str(settings) in back:
         undone.append("hook")
+    if _remove_plugin(files, back):
+        undone.append("plugin")
     rest = [key for key in recorded if key not in back]
     back.update(_restore(files, rest, untouched_only=False))
     kept = [key for key in recorded if key not in back]
