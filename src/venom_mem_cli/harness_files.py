@@ -155,9 +155,11 @@ class ChangeRecord:
         store_dir = Path(default_store_path(environ)).parent
         self.path = store_dir / "setup" / f"{harness}.json"
         loaded = read_bytes(self.path)
-        self.files: dict[str, dict[str, Any]] = (
-            json.loads(loaded)["files"] if loaded is not None else {}
-        )
+        saved = json.loads(loaded) if loaded is not None else {}
+        self.files: dict[str, dict[str, Any]] = saved.get("files", {})
+        # What --apply did inside a file that --remove must find again: the keys of the
+        # Codex hooks whose trust it recorded (ADR 0044).
+        self.trusted: list[str] = saved.get("trusted", [])
 
     def before_change(
         self, path: Path, before: bytes | None, mode: int | None, *, dir_existed: bool = True
@@ -196,9 +198,10 @@ class ChangeRecord:
         if not self.files:
             self.path.unlink(missing_ok=True)
             return
-        text = json.dumps({"files": self.files}, indent=2, sort_keys=True) + "\n"
+        saved = {"files": self.files, **({"trusted": self.trusted} if self.trusted else {})}
+        text = json.dumps(saved, indent=2, sort_keys=True) + "\n"
         write_atomic(self.path, text.encode(), 0o600)
 
     def forget(self) -> None:
-        self.files = {}
+        self.files, self.trusted = {}, []
         self.path.unlink(missing_ok=True)

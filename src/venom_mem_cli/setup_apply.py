@@ -254,7 +254,8 @@ def _apply_step(
 
 def _trust_codex_hook(files: _Files, command: str, environ: Mapping[str, str]) -> bool:
     """Record the person's trust in the one hook setup installed, with the hash Codex
-    itself lists for it (ADR 0044); a hook Codex does not list is left untrusted."""
+    itself lists for it (ADR 0044); a hook Codex does not list is left untrusted. The key
+    goes into the change record, for ``--remove`` to take back that trust and no other."""
     from .codex_hooks import listed_hooks, our_hook
     from .harness_edits import codex_with_trust
     from .harness_files import write_atomic
@@ -265,27 +266,23 @@ def _trust_codex_hook(files: _Files, command: str, environ: Mapping[str, str]) -
         return False
     config = files.paths["registration"]
     trusted = codex_with_trust(_text(config) or "", hook["key"], hook["currentHash"])
-    return files.change([config], lambda: write_atomic(config, trusted.encode()))
+    changed = files.change([config], lambda: write_atomic(config, trusted.encode()))
+    if changed and hook["key"] not in files.record.trusted:
+        files.record.trusted.append(hook["key"])
+    return changed
 
 
-def _untrust_codex_hook(files: _Files, environ: Mapping[str, str]) -> None:
-    """Take back the trust ``--apply`` recorded, for each venom-mem hook Codex lists."""
-    from .codex_hooks import listed_hooks
-    from .harness_edits import HOOK_MARK, codex_without_trust
+def _untrust_codex_hook(files: _Files) -> None:
+    """Take back the trusts ``--apply`` recorded."""
+    from .harness_edits import codex_without_trust
     from .harness_files import write_atomic
 
-    config, binary = files.paths["registration"], harness_binary("codex", environ)
-    if binary is None or _text(config) is None:
+    config = files.paths["registration"]
+    text = _text(config)
+    if text is None or not files.record.trusted:
         return
-    mark, source = HOOK_MARK + "codex", str(files.paths["hooks"])
-    keys = [
-        hook["key"]
-        for hook in listed_hooks(binary, environ)
-        if mark in str(hook.get("command")) and hook.get("sourcePath") == source
-    ]
-    text = _text(config) or ""
     left = text
-    for key in keys:
+    for key in files.record.trusted:
         left = codex_without_trust(left, key)
     if left != text:
         files.change([config], lambda: write_atomic(config, left.encode()))
@@ -459,7 +456,7 @@ def _remove_one(
     elif str(config) in back:
         undone.append("register")
     if harness == "codex":
-        _untrust_codex_hook(files, environ)
+        _untrust_codex_hook(files)
     if settings is not None and (text := _text(settings)) is not None:
         left = without_hook(text, harness)
         if left is not None:

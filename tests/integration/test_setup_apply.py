@@ -24,6 +24,7 @@ from tests.support.daemon_env import VENOM_MEM
 from tests.support.harness_home import Home, harness, harness_home, plain
 from tests.support.offline_endpoint import offline_endpoint
 from tests.support.scripted_model import Script, find_tool
+from venom_mem_cli.opencode_plugin import PLUGIN_MARK, plugin_text
 
 ALL = ("claude-code", "codex", "opencode")
 CODEX_SEED = """# my own settings: keep this comment
@@ -41,7 +42,11 @@ _NOT_CONFIG = (".local/", ".cache/", ".claude/telemetry/", ".claude/backups/", "
                # What opencode 1.18 fetches from npm at each start, plugin or not (ADR 0044),
                # and lists in its own .gitignore as no config of its.
                ".npm/", ".config/opencode/node_modules/", ".config/opencode/package.json",
-               ".config/opencode/package-lock.json", ".config/opencode/bun.lock")  # fmt: skip
+               ".config/opencode/package-lock.json", ".config/opencode/bun.lock",
+               # Codex's own state, written at its first start (here by its app server, which
+               # setup asks what it trusts: ADR 0044).
+               ".codex/skills/", ".codex/installation_id")  # fmt: skip
+_CODEX_STATE = re.compile(r"\.codex/[a-z]+_\d+\.sqlite(-wal|-shm)?")
 
 
 @pytest.fixture
@@ -55,7 +60,9 @@ def files(home: Home) -> dict[str, tuple[str, int]]:
     out: dict[str, tuple[str, int]] = {}
     for path in sorted(home.home.rglob("*")):
         rel = str(path.relative_to(home.home))
-        if not path.is_file() or rel.startswith(_NOT_CONFIG) or ".venom-mem-backup-" in rel:
+        if not path.is_file() or rel.startswith(_NOT_CONFIG) or _CODEX_STATE.fullmatch(rel):
+            continue
+        if ".venom-mem-backup-" in rel:
             continue
         data = path.read_bytes()
         out[rel] = (hashlib.sha256(data).hexdigest(), stat.S_IMODE(path.stat().st_mode))
@@ -355,3 +362,13 @@ def test_codex_exec_gets_the_context_from_the_hook_once_trusted(home: Home) -> N
     sessions = json.loads(home.run([VENOM_MEM, "session", "list", "--json"], env=owner).stdout)
     [session] = sessions["sessions"]
     assert (session["harness"], session["harness_session"]) == ("codex", seen[True][0])
+
+
+def test_the_plugin_setup_installs_is_the_one_docs_context_md_shows() -> None:
+    """One plugin: docs/context.md's, but for its first line (setup's marks the file ours)."""
+    doc = (Path(__file__).parents[2] / "docs" / "context.md").read_text()
+    [block] = [p[len("javascript\n") :] for p in doc.split("```")[1::2]
+               if p.startswith("javascript\n")]  # fmt: skip
+    written = plugin_text("/home/you/.local/bin/venom-mem")
+    assert written.startswith(PLUGIN_MARK + "\n")
+    assert block.split("\n", 1)[1] == written.split("\n", 1)[1]
