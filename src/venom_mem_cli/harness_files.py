@@ -160,6 +160,9 @@ class ChangeRecord:
         # What --apply did inside a file that --remove must find again: the keys of the
         # Codex hooks whose trust it recorded (ADR 0044).
         self.trusted: list[str] = saved.get("trusted", [])
+        # What opencode's own npm install writes beside its config (node_modules/,
+        # package.json, ...) that was not there before --apply installed its plugin.
+        self.absent: list[str] = saved.get("absent", [])
 
     def before_change(
         self, path: Path, before: bytes | None, mode: int | None, *, dir_existed: bool = True
@@ -198,10 +201,11 @@ class ChangeRecord:
         if not self.files:
             self.path.unlink(missing_ok=True)
             return
-        saved = {"files": self.files, **({"trusted": self.trusted} if self.trusted else {})}
+        saved: dict[str, Any] = {"files": self.files}
+        saved.update({k: v for k, v in (("trusted", self.trusted), ("absent", self.absent)) if v})
         text = json.dumps(saved, indent=2, sort_keys=True) + "\n"
         write_atomic(self.path, text.encode(), 0o600)
 
     def forget(self) -> None:
-        self.files, self.trusted = {}, []
+        self.files, self.trusted, self.absent = {}, [], []
         self.path.unlink(missing_ok=True)

@@ -109,9 +109,10 @@ def steps(harness: str, executable: str) -> list[dict[str, Any]]:
             _step(
                 "plugin",
                 "add a plugin to ~/.config/opencode/plugins/venom-mem.js (memory in every "
-                "session; docs/context.md shows it). opencode fetches @opencode-ai/plugin from "
-                "npm into ~/.config/opencode at each start, with or without a plugin; this "
-                "one needs none of it",
+                "session; docs/context.md shows it). With a plugin there, opencode waits at "
+                "its start for the @opencode-ai/plugin it fetches from npm into "
+                "~/.config/opencode (this plugin needs none of it; --remove takes out what "
+                "that fetch added)",
             ),
             _step("note", "opencode mcp list  # shows venom-mem connected"),
         ]

@@ -6,14 +6,19 @@ its system prompt. The plugin hands that session to ``venom-mem session hook --h
 opencode`` (as Claude Code and Codex hand their hooks JSON on stdin), once per session, and
 adds what it prints. It imports nothing: ``@opencode-ai/plugin`` is types only, so the
 plugin does not depend on what opencode fetches from npm into its config directory (which
-it does at every start, with or without a plugin: measured, ADR 0044).
+it starts at every start, with or without a plugin; with one, opencode waits for that fetch
+before it loads plugins: ADR 0044).
 """
 
 from __future__ import annotations
 
 import json
 
-__all__ = ["PLUGIN_MARK", "plugin_text"]
+__all__ = ["FETCHED", "PLUGIN_MARK", "fetched_only_ours", "plugin_text"]
+
+# What opencode's npm install writes into its config directory (and its .gitignore lists).
+FETCHED = ("node_modules", "package.json", "package-lock.json", "bun.lock")
+_PACKAGE = "@opencode-ai/plugin"
 
 PLUGIN_MARK = "// venom-mem setup --apply wrote this; venom-mem setup opencode --remove removes it"
 
@@ -47,3 +52,24 @@ def plugin_text(executable: str) -> str:
     """The plugin, running this ``venom-mem`` by its absolute path (opencode's PATH is the
     person's shell's, which may not hold it)."""
     return f"{PLUGIN_MARK}\nconst VENOM_MEM = {json.dumps(executable)};\n{_BODY}"
+
+
+def fetched_only_ours(package_json: str | None) -> bool:
+    """Whether opencode's ``package.json`` holds nothing but the package it fetches for
+    plugins, so that taking its install out loses nothing of the person's."""
+    import json as _json
+
+    if package_json is None:
+        return True
+    try:
+        data = _json.loads(package_json)
+    except ValueError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    deps = {
+        name
+        for key in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
+        for name in (data.get(key) or {})
+    }
+    return deps <= {_PACKAGE} and set(data) <= {"dependencies"}

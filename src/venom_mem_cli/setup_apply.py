@@ -243,12 +243,15 @@ def _apply_step(
     if kind == "codex_trust":
         return _trust_codex_hook(files, hook_command(executable, harness), environ)
     if kind == "plugin":
-        from .opencode_plugin import plugin_text
+        from .opencode_plugin import FETCHED, plugin_text
 
         plugin, text = files.paths["plugin"], plugin_text(executable)
-        return _text(plugin) != text and files.change(
-            [plugin], lambda: write_atomic(plugin, text.encode(), 0o644)
-        )
+        if _text(plugin) == text:
+            return False
+        if str(plugin) not in files.record.files:  # its first install: what opencode's fetch
+            root = plugin.parent.parent  # will add beside it, for --remove to take out
+            files.record.absent = [name for name in FETCHED if not (root / name).exists()]
+        return files.change([plugin], lambda: write_atomic(plugin, text.encode(), 0o644))
     return False  # a note: for the person
 
 
@@ -436,6 +439,27 @@ def _remove_plugin(files: _Files, back: set[str]) -> bool:
     return True
 
 
+def _remove_fetched(files: _Files) -> list[str]:
+    """Take out what opencode fetched into its config directory once the plugin was there
+    (it waits for that fetch only when a plugin is), when it was not there before --apply
+    and holds nothing but that package; else keep it, and say so."""
+    from .opencode_plugin import fetched_only_ours
+
+    plugin = files.paths.get("plugin")
+    if plugin is None or not files.record.absent:
+        return []
+    root = plugin.parent.parent
+    if not fetched_only_ours(_text(root / "package.json")):
+        return [str(root / name) for name in files.record.absent if (root / name).exists()]
+    for name in files.record.absent:
+        path = root / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return []
+
+
 def _remove_one(
     conn: Any, harness: str, environ: Mapping[str, str], revoke: bool
 ) -> dict[str, Any]:
@@ -466,9 +490,10 @@ def _remove_one(
         undone.append("hook")
     if _remove_plugin(files, back):
         undone.append("plugin")
+    kept_fetch = _remove_fetched(files)
     rest = [key for key in recorded if key not in back]
     back.update(_restore(files, rest, untouched_only=False))
-    kept = [key for key in recorded if key not in back]
+    kept = [key for key in recorded if key not in back] + kept_fetch
     if revoke:
         names = {entry["client"] for entry in conn.call("client.list", {})["clients"]}
         if harness in names:
