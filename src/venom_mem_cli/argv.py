@@ -6,7 +6,8 @@ Strings are taken as given, integers parsed, booleans ``--x=true|false`` or bare
 arrays and objects JSON text. Standard library only: the ``--json`` path uses this.
 
 Habits beyond CONTRACT section 6 (ADR 0014): an array of strings also takes ``a,b`` and a
-repeated singular flag (``--tag zig --tag build``); grants take ``--grant read:*`` repeated;
+repeated singular flag (``--tag zig --tag build``), and a repeated array flag
+accumulates as well (``--tags zig --tags build``); grants take ``--grant read:*`` repeated;
 ``--content -`` reads standard input and ``--content-file PATH`` a file, so the text isn't
 bounded by the kernel's argv limit. Bare words are the items of a verb's first param when it
 is an array of strings, required or of named choices (``setup claude-code codex``, ADR 0027).
@@ -271,7 +272,13 @@ def parse_words(verb: Verb, words: Sequence[str]) -> tuple[dict[str, Any], set[s
         else:
             i += 1
             value = following
-        params[param.name] = convert(param, value)
+        converted = convert(param, value)
+        earlier = params.get(param.name)
+        if isinstance(earlier, list) and isinstance(converted, list):
+            # ``--tags a --tags b`` means both, as ``--tag a --tag b`` does.
+            earlier.extend(converted)
+        else:
+            params[param.name] = converted
         i += 1
     return params, cli_flags
 

@@ -28,7 +28,9 @@ __all__ = [
     "Registered",
     "codex_keeping_text",
     "codex_with_keys",
+    "codex_with_trust",
     "codex_without_keys",
+    "codex_without_trust",
     "has_hook",
     "load_jsonc",
     "registered",
@@ -215,3 +217,48 @@ def without_hook(text: str, harness: str) -> str | None:
     if not hooks:
         del settings["hooks"]
     return json.dumps(settings, indent=2) + "\n"
+
+
+def _hook_states(doc: tomlkit.TOMLDocument, *, make: bool) -> Table | None:
+    hooks = doc.get("hooks")
+    if hooks is None and make:
+        hooks = doc["hooks"] = tomlkit.table(is_super_table=True)
+    state = hooks.get("state") if isinstance(hooks, Table) else None
+    if state is None and make and isinstance(hooks, Table):
+        state = hooks["state"] = tomlkit.table(is_super_table=True)
+    return state if isinstance(state, Table) else None
+
+
+def codex_with_trust(text: str, key: str, trusted_hash: str) -> str:
+    """``config.toml`` recording the person's trust in one hook, as Codex records it
+    (``[hooks.state."<key>"] trusted_hash``), the rest of the document as it was."""
+    doc = tomlkit.parse(text)
+    state = _hook_states(doc, make=True)
+    assert state is not None
+    entry = state.get(key)
+    if isinstance(entry, Table):
+        entry["trusted_hash"] = trusted_hash
+    else:
+        made = tomlkit.table()
+        made["trusted_hash"] = trusted_hash
+        state[key] = made
+    return tomlkit.dumps(doc)
+
+
+def codex_without_trust(text: str, key: str) -> str:
+    """``config.toml`` without the trust of hook ``key`` (and the tables that leaves empty)."""
+    doc = tomlkit.parse(text)
+    state = _hook_states(doc, make=False)
+    if state is None or key not in state:
+        return text
+    entry = state[key]
+    if isinstance(entry, Table):
+        entry.pop("trusted_hash", None)
+    if not isinstance(entry, Table) or not entry:
+        del state[key]
+    hooks = doc["hooks"]
+    if isinstance(hooks, Table) and not state:
+        del hooks["state"]
+    if isinstance(hooks, Table) and not hooks:
+        del doc["hooks"]
+    return tomlkit.dumps(doc)

@@ -46,7 +46,7 @@ def _config_home(environ: Mapping[str, str]) -> Path:
 
 def config_paths(harness: str, environ: Mapping[str, str]) -> dict[str, Path]:
     """The user files of ``harness`` by role: ``registration`` (where its ``mcp add``
-    writes), and ``hooks`` / ``ignore`` where there are such."""
+    writes), and ``hooks`` / ``ignore`` / ``plugin`` where there are such."""
     home = _home(environ)
     if harness == "claude-code":
         claude_dir = environ.get("CLAUDE_CONFIG_DIR", "")
@@ -66,7 +66,11 @@ def config_paths(harness: str, environ: Mapping[str, str]) -> dict[str, Path]:
         # first run also writes a .gitignore beside it.
         plain = root / "opencode.json"
         config = plain if plain.exists() else root / "opencode.jsonc"
-        return {"registration": config, "ignore": root / ".gitignore"}
+        return {
+            "registration": config,
+            "ignore": root / ".gitignore",
+            "plugin": root / "plugins" / "venom-mem.js",
+        }
     raise VenomError.param("type", "harnesses", f"unknown harness {harness!r}")
 
 
@@ -151,13 +155,21 @@ class ChangeRecord:
         store_dir = Path(default_store_path(environ)).parent
         self.path = store_dir / "setup" / f"{harness}.json"
         loaded = read_bytes(self.path)
-        self.files: dict[str, dict[str, Any]] = (
-            json.loads(loaded)["files"] if loaded is not None else {}
-        )
+        saved = json.loads(loaded) if loaded is not None else {}
+        self.files: dict[str, dict[str, Any]] = saved.get("files", {})
+        # What --apply did inside a file that --remove must find again: the keys of the
+        # Codex hooks whose trust it recorded (ADR 0044).
+        self.trusted: list[str] = saved.get("trusted", [])
+        # What opencode's own npm install writes beside its config (node_modules/,
+        # package.json, ...) that was not there before --apply installed its plugin.
+        self.absent: list[str] = saved.get("absent", [])
 
-    def before_change(self, path: Path, before: bytes | None, mode: int | None) -> str | None:
+    def before_change(
+        self, path: Path, before: bytes | None, mode: int | None, *, dir_existed: bool = True
+    ) -> str | None:
         """Back ``path`` up (the first time this record sees it) and return the backup's
-        path; a file that didn't exist has none."""
+        path; a file that didn't exist has none. ``dir_existed``: whether its directory was
+        there before the change, so that ``--remove`` takes out one setup made."""
         key = str(path)
         if key in self.files:
             known: str | None = self.files[key]["backup"]
@@ -169,6 +181,7 @@ class ChangeRecord:
             backup = str(target)
         self.files[key] = {
             "existed": before is not None,
+            "dir_existed": dir_existed,
             "backup": backup,
             "mode": mode,
             "after": None,
@@ -188,9 +201,11 @@ class ChangeRecord:
         if not self.files:
             self.path.unlink(missing_ok=True)
             return
-        text = json.dumps({"files": self.files}, indent=2, sort_keys=True) + "\n"
+        saved: dict[str, Any] = {"files": self.files}
+        saved.update({k: v for k, v in (("trusted", self.trusted), ("absent", self.absent)) if v})
+        text = json.dumps(saved, indent=2, sort_keys=True) + "\n"
         write_atomic(self.path, text.encode(), 0o600)
 
     def forget(self) -> None:
-        self.files = {}
+        self.files, self.trusted, self.absent = {}, [], []
         self.path.unlink(missing_ok=True)

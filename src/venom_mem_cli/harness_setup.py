@@ -88,10 +88,14 @@ def steps(harness: str, executable: str) -> list[dict[str, Any]]:
             ),
             _step(
                 "hook",
-                "add a SessionStart hook to ~/.codex/hooks.json (memory in every session; Codex "
-                "runs it once you trust it at its next start, or codex exec "
-                "--dangerously-bypass-hook-trust in a script):",
+                "add a SessionStart hook to ~/.codex/hooks.json (memory in every session):",
                 f"  {hook}",
+            ),
+            _step(
+                "codex_trust",
+                "trust that hook: Codex runs it only then (/hooks at its next interactive start; "
+                "codex exec never asks). --apply records the trust of this one hook in "
+                "~/.codex/config.toml with the hash Codex gives for it",
             ),
             _step("note", "codex mcp list  # shows venom-mem enabled"),
         ]
@@ -101,6 +105,14 @@ def steps(harness: str, executable: str) -> list[dict[str, Any]]:
                 "chmod",
                 "chmod 600 ~/.config/opencode/opencode.jsonc  # opencode writes it 0644, and "
                 "the token is in it",
+            ),
+            _step(
+                "plugin",
+                "add a plugin to ~/.config/opencode/plugins/venom-mem.js (memory in every "
+                "session; docs/context.md shows it). With a plugin there, opencode waits at "
+                "its start for the @opencode-ai/plugin it fetches from npm into "
+                "~/.config/opencode (this plugin needs none of it; --remove takes out what "
+                "that fetch added)",
             ),
             _step("note", "opencode mcp list  # shows venom-mem connected"),
         ]

@@ -16,6 +16,8 @@ since, which stays).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -118,13 +120,13 @@ class _Files:
         self.changed: list[str] = []
 
     def change(self, paths: Sequence[Path], act: Callable[[], None]) -> bool:
-        before = {p: (read_bytes(p), _mode(p)) for p in paths}
+        before = {p: (read_bytes(p), _mode(p), p.parent.is_dir()) for p in paths}
         act()
         touched = False
-        for path, (data, mode) in before.items():
+        for path, (data, mode, dir_existed) in before.items():
             if (read_bytes(path), _mode(path)) == (data, mode):
                 continue
-            self.record.before_change(path, data, mode)
+            self.record.before_change(path, data, mode, dir_existed=dir_existed)
             self.record.after_change(path)
             self.changed.append(str(path))
             touched = True
@@ -199,8 +201,6 @@ def _codex_command(argv: list[str], config: Path, environ: Mapping[str, str]) ->
 
 
 def _drop_opencode_entry(config: Path) -> None:
-    import json
-
     from .harness_files import write_atomic
 
     text = _text(config) or ""
@@ -240,7 +240,55 @@ def _apply_step(
         return added is not None and files.change(
             [settings], lambda: write_atomic(settings, added.encode())
         )
+    if kind == "codex_trust":
+        return _trust_codex_hook(files, hook_command(executable, harness), environ)
+    if kind == "plugin":
+        from .opencode_plugin import FETCHED, plugin_text
+
+        plugin, text = files.paths["plugin"], plugin_text(executable)
+        if _text(plugin) == text:
+            return False
+        if str(plugin) not in files.record.files:  # its first install: what opencode's fetch
+            root = plugin.parent.parent  # will add beside it, for --remove to take out
+            files.record.absent = [name for name in FETCHED if not (root / name).exists()]
+        return files.change([plugin], lambda: write_atomic(plugin, text.encode(), 0o644))
     return False  # a note: for the person
+
+
+def _trust_codex_hook(files: _Files, command: str, environ: Mapping[str, str]) -> bool:
+    """Record the person's trust in the one hook setup installed, with the hash Codex
+    itself lists for it (ADR 0044); a hook Codex does not list is left untrusted. The key
+    goes into the change record, for ``--remove`` to take back that trust and no other."""
+    from .codex_hooks import listed_hooks, our_hook
+    from .harness_edits import codex_with_trust
+    from .harness_files import write_atomic
+
+    binary = harness_binary("codex", environ)
+    hook = our_hook(listed_hooks(binary or "codex", environ), command, files.paths["hooks"])
+    if hook is None or hook.get("trustStatus") == "trusted":
+        return False
+    config = files.paths["registration"]
+    trusted = codex_with_trust(_text(config) or "", hook["key"], hook["currentHash"])
+    changed = files.change([config], lambda: write_atomic(config, trusted.encode()))
+    if changed and hook["key"] not in files.record.trusted:
+        files.record.trusted.append(hook["key"])
+    return changed
+
+
+def _untrust_codex_hook(files: _Files) -> None:
+    """Take back the trusts ``--apply`` recorded."""
+    from .harness_edits import codex_without_trust
+    from .harness_files import write_atomic
+
+    config = files.paths["registration"]
+    text = _text(config)
+    if text is None or not files.record.trusted:
+        return
+    left = text
+    for key in files.record.trusted:
+        left = codex_without_trust(left, key)
+    if left != text:
+        files.change([config], lambda: write_atomic(config, left.encode()))
 
 
 def _apply_one(
@@ -270,18 +318,20 @@ def _apply_one(
     if not same:
         if current is not None:
             _unregister(harness, binary, files, environ)
-        watched = [p for role, p in files.paths.items() if role != "hooks"]
+        watched = [p for role, p in files.paths.items() if role not in ("hooks", "plugin")]
         add = [binary, *entry["command"][1:]]
         if harness == "codex":
             files.change(watched, lambda: _codex_command(add, config, environ))
         else:
             files.change(watched, lambda: _run(add, environ))
     done.append({"step": "register", "changed": not same})
-    for step in entry["steps"]:
-        changed = _apply_step(step["kind"], harness, files, executable, environ)
-        if step["kind"] != "note":
-            done.append({"step": step["kind"], "changed": changed})
-    files.record.save()
+    try:
+        for step in entry["steps"]:
+            changed = _apply_step(step["kind"], harness, files, executable, environ)
+            if step["kind"] != "note":
+                done.append({"step": step["kind"], "changed": changed})
+    finally:
+        files.record.save()  # a step that failed (Codex's app server) loses no earlier undo
     entry.update(applied=done, changed=bool(files.changed), files=files.changed)
     return entry
 
@@ -325,6 +375,9 @@ def _restore(files: _Files, keys: Sequence[str], *, untouched_only: bool) -> lis
             continue
         if before is None:
             path.unlink(missing_ok=True)
+            if entry.get("dir_existed") is False:
+                with contextlib.suppress(OSError):  # not empty: something else is there
+                    path.parent.rmdir()
         else:
             write_atomic(path, before, entry.get("mode") or 0o600)
         back.append(key)
@@ -363,6 +416,50 @@ def _same_substance(path: Path, now: bytes, before: bytes) -> bool:
         return False
 
 
+def _remove_plugin(files: _Files, back: set[str]) -> bool:
+    """Take out opencode's plugin when it is the one setup wrote (whatever ``venom-mem``
+    path it runs); one the person has edited since stays, as ``kept``."""
+    from .opencode_plugin import PLUGIN_MARK, plugin_text
+
+    plugin = files.paths.get("plugin")
+    if plugin is None:
+        return False
+    if str(plugin) in back:
+        return True
+    text = _text(plugin)
+    if text is None or not text.startswith(PLUGIN_MARK):
+        return False
+    executable = text.splitlines()[1].removeprefix("const VENOM_MEM = ").removesuffix(";")
+    if text != plugin_text(json.loads(executable)):
+        return False
+    files.change([plugin], plugin.unlink)
+    if files.record.files.get(str(plugin), {}).get("dir_existed") is False:
+        with contextlib.suppress(OSError):  # not empty: something else is there
+            plugin.parent.rmdir()
+    return True
+
+
+def _remove_fetched(files: _Files) -> list[str]:
+    """Take out what opencode fetched into its config directory once the plugin was there
+    (it waits for that fetch only when a plugin is), when it was not there before --apply
+    and holds nothing but that package; else keep it, and say so."""
+    from .opencode_plugin import fetched_only_ours
+
+    plugin = files.paths.get("plugin")
+    if plugin is None or not files.record.absent:
+        return []
+    root = plugin.parent.parent
+    if not fetched_only_ours(_text(root / "package.json")):
+        return [str(root / name) for name in files.record.absent if (root / name).exists()]
+    for name in files.record.absent:
+        path = root / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return []
+
+
 def _remove_one(
     conn: Any, harness: str, environ: Mapping[str, str], revoke: bool
 ) -> dict[str, Any]:
@@ -382,6 +479,8 @@ def _remove_one(
         undone.append("register")
     elif str(config) in back:
         undone.append("register")
+    if harness == "codex":
+        _untrust_codex_hook(files)
     if settings is not None and (text := _text(settings)) is not None:
         left = without_hook(text, harness)
         if left is not None:
@@ -389,9 +488,12 @@ def _remove_one(
             undone.append("hook")
     elif settings is not None and str(settings) in back:
         undone.append("hook")
+    if _remove_plugin(files, back):
+        undone.append("plugin")
+    kept_fetch = _remove_fetched(files)
     rest = [key for key in recorded if key not in back]
     back.update(_restore(files, rest, untouched_only=False))
-    kept = [key for key in recorded if key not in back]
+    kept = [key for key in recorded if key not in back] + kept_fetch
     if revoke:
         names = {entry["client"] for entry in conn.call("client.list", {})["clients"]}
         if harness in names:

@@ -15,11 +15,12 @@ import json
 import re
 import stat
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from venom_mem_core.errors import VenomError
 
-from .harness_edits import CODEX_KEYS, has_hook, registered
+from .harness_edits import CODEX_KEYS, HOOK_MARK, has_hook, registered
 from .harness_files import config_paths, read_bytes
 from .harness_setup import HARNESSES, SERVER
 from .setup_apply import harness_binary, run_harness, token_principal
@@ -45,6 +46,23 @@ def _listed(binary: str, harness: str, environ: Mapping[str, str]) -> bool:
     except ValueError:
         return False
     return any(s.get("name") == SERVER and s.get("enabled") is True for s in servers)
+
+
+def _trusted(binary: str, paths: Mapping[str, Path], environ: Mapping[str, str]) -> bool:
+    """Whether Codex lists venom-mem's session-start hook as trusted (ADR 0044)."""
+    from .codex_hooks import listed_hooks
+
+    mark = HOOK_MARK + "codex"
+    try:
+        hooks = listed_hooks(binary, environ)
+    except VenomError:
+        return False
+    return any(
+        mark in str(hook.get("command"))
+        and hook.get("sourcePath") == str(paths["hooks"])
+        and hook.get("trustStatus") == "trusted"
+        for hook in hooks
+    )
 
 
 def _text(data: bytes | None) -> str | None:
@@ -73,7 +91,12 @@ def _check_one(harness: str, environ: Mapping[str, str]) -> dict[str, Any]:
         text = _text(read_bytes(paths["registration"])) or ""
         table = tomlkit.parse(text).unwrap().get("mcp_servers", {}).get(SERVER, {})
         row["keys"] = all(table.get(key) == value for key, value in CODEX_KEYS.items())
+        row["trusted"] = bool(binary and row["hook"] and _trusted(binary, paths, environ))
     if harness == "opencode":
+        from .opencode_plugin import PLUGIN_MARK
+
+        plugin = _text(read_bytes(paths["plugin"])) or ""
+        row["hook"] = plugin.startswith(PLUGIN_MARK)  # its context hook is the plugin
         config = paths["registration"]
         row["private"] = config.exists() and stat.S_IMODE(config.stat().st_mode) == 0o600
     checks = [v for k, v in row.items() if k not in ("harness", "client", "principal")]
@@ -96,7 +119,8 @@ def _cell(value: Any) -> str:
 
 
 def render_check(result: Mapping[str, Any]) -> str:
-    columns = ("harness", "found", "registered", "client", "connected", "hook", "keys", "private")
+    columns = ("harness", "found", "registered", "client", "connected", "hook", "trusted", "keys",
+               "private")  # fmt: skip
     rows = result["harnesses"]
     shown = [c for c in columns if any(c in row for row in rows)]
     table = [shown] + [[_cell(row.get(c, "n/a")) for c in shown] for row in rows]
@@ -105,6 +129,12 @@ def render_check(result: Mapping[str, Any]) -> str:
              for line in table]  # fmt: skip
     if not rows:
         lines.append("no harness found on PATH (claude, codex, opencode)")
+    lines += [
+        f"{row['harness']}: hook installed, not yet trusted (Codex asks at its next interactive "
+        "start, /hooks; or venom-mem setup codex --apply records it)"
+        for row in rows
+        if row.get("hook") is True and row.get("trusted") is False
+    ]
     verdict = (
         "every harness is set up"
         if result["ok"]

@@ -167,6 +167,16 @@ def test_tags_grants_and_content_as_habits_have_them(world: World, json_path: bo
         {"right": "read", "scope": "*"},
         {"right": "write", "scope": "space:user"},
     ]
+    # A repeated array flag accumulates as the singular one does, on add and on update.
+    tags = ("--tags", "a", "--tags", "b,c", "--tag", "d")
+    added = world.run("memory", "add", "--space", "user", "--content", "five", *tags, *out,
+                      token=OWNER)  # fmt: skip
+    updated = world.run("memory", "update", "--id", "m1", "--revision", "1", "--tags", "x",
+                        "--tags", "y", *out, token=OWNER)  # fmt: skip
+    assert (added.code, updated.code) == (0, 0), (added, updated)
+    memories = {m["id"]: m for m in world.ok("memory", "list", token=OWNER)["memories"]}
+    assert memories["m5"]["tags"] == ["a", "b", "c", "d"]
+    assert memories["m1"]["tags"] == ["x", "y"]
 
 
 def test_a_bad_grant_word_and_a_missing_file_name_their_flag(world: World) -> None:

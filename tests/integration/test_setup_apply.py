@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tomlkit
 
 from tests.support.daemon_env import VENOM_MEM
 from tests.support.harness_home import Home, harness, harness_home, plain
 from tests.support.offline_endpoint import offline_endpoint
 from tests.support.scripted_model import Script, find_tool
+from venom_mem_cli.opencode_plugin import PLUGIN_MARK, plugin_text
 
 ALL = ("claude-code", "codex", "opencode")
 CODEX_SEED = """# my own settings: keep this comment
@@ -36,7 +38,13 @@ FACT = "The context hook puts this fact into every Claude Code session."
 # Not venom-mem's own: what a harness and the tests write of their own accord.
 _NOT_CONFIG = (".local/", ".cache/", ".claude/telemetry/", ".claude/backups/", ".claude/projects/",
                ".claude/shell-snapshots/", ".claude/statsig/", ".claude/todos/", ".codex/log/",
-               ".codex/sessions/", ".codex/tmp/", ".codex/.tmp/", ".codex/cache/")  # fmt: skip
+               ".codex/sessions/", ".codex/tmp/", ".codex/.tmp/", ".codex/cache/",
+               # npm's cache, of the fetch opencode 1.18 makes at each start (ADR 0044).
+               ".npm/",
+               # Codex's own state, written at its first start (here by its app server, which
+               # setup asks what it trusts: ADR 0044).
+               ".codex/skills/", ".codex/installation_id")  # fmt: skip
+_CODEX_STATE = re.compile(r"\.codex/[a-z]+_\d+\.sqlite(-wal|-shm)?")
 
 
 @pytest.fixture
@@ -50,7 +58,9 @@ def files(home: Home) -> dict[str, tuple[str, int]]:
     out: dict[str, tuple[str, int]] = {}
     for path in sorted(home.home.rglob("*")):
         rel = str(path.relative_to(home.home))
-        if not path.is_file() or rel.startswith(_NOT_CONFIG) or ".venom-mem-backup-" in rel:
+        if not path.is_file() or rel.startswith(_NOT_CONFIG) or _CODEX_STATE.fullmatch(rel):
+            continue
+        if ".venom-mem-backup-" in rel:
             continue
         data = path.read_bytes()
         out[rel] = (hashlib.sha256(data).hexdigest(), stat.S_IMODE(path.stat().st_mode))
@@ -82,7 +92,8 @@ def test_apply_check_reapply_and_remove_with_the_real_harnesses(home: Home) -> N
     # Each harness's own list shows venom-mem connected (Codex's list starts nothing: enabled).
     listed = plain(home.run([harness("claude"), "mcp", "list"]))
     assert re.search(r"venom-mem: .*venom-mem mcp - .*Connected", listed), listed
-    listed = plain(home.run([harness("opencode"), "mcp", "list"]))
+    # With a plugin there, opencode waits for its npm fetch first (ADR 0044).
+    listed = plain(home.run([harness("opencode"), "mcp", "list"], timeout=300))
     assert re.search(r"venom-mem\s+connected", listed), listed
     codex = json.loads(home.run([harness("codex"), "mcp", "get", "venom-mem", "--json"]).stdout)
     assert (codex["enabled"], codex["transport"]["command"]) == (True, VENOM_MEM), codex
@@ -202,6 +213,66 @@ def test_claude_p_gets_the_context_from_the_hook_and_its_session_is_recorded(hom
     assert written.get("session") == session["session"], written
 
 
+def opencode_provider(config: Path, url: str) -> None:
+    """opencode's own config, pointed at the scripted model (its bundled Anthropic provider)."""
+    data = json.loads(config.read_text()) if config.exists() else {}
+    data["provider"] = {"anthropic": {"options": {"baseURL": url + "/v1", "apiKey": "offline"}}}
+    data["model"] = "anthropic/claude-sonnet-4-5"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def test_opencode_run_gets_the_context_from_the_plugin_and_remove_leaves_its_files(
+    home: Home,
+) -> None:
+    """opencode 1.18 reaches for @opencode-ai/plugin on npm at every start, plugin or not
+    (offline here: the endpoint records the attempt); the plugin setup installs puts the
+    context into the model's request, records opencode's session, and --remove leaves
+    ~/.config/opencode as it was."""
+    opencode = harness("opencode")
+    owner = {"VENOM_MEM_TOKEN": "@owner"}
+    added = home.run([VENOM_MEM, "memory", "add", "--space", "user", "--content", FACT,
+                      "--json"], env=owner)  # fmt: skip
+    assert added.returncode == 0, plain(added)
+    config = home.home / ".config" / "opencode" / "opencode.jsonc"
+    env = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    with offline_endpoint(Script("nothing_offered", {}, "done"), home.root, "opencode") as ep:
+        opencode_provider(config, ep.url)
+        argv = ep.wrap([opencode, "run", "hello"])
+        plain_run = home.run(argv, 240, {**env, **ep.proxy_env})
+        assert plain_run.returncode == 0, plain(plain_run)
+        without = ep.requests()
+        assert without, plain(plain_run)
+        assert all(FACT not in json.dumps(r["body"]) for r in without), without
+        fetched = [r["target"] for r in ep.outbound()]
+        assert "registry.npmjs.org:443" in fetched, fetched  # no plugin, and still fetched
+
+        before = files(home)
+        applied = setup(home, "opencode", "--apply")
+        assert applied["exit"] == 0, applied
+        plugin = home.home / ".config" / "opencode" / "plugins" / "venom-mem.js"
+        assert f"const VENOM_MEM = {json.dumps(VENOM_MEM)};" in plugin.read_text()
+        assert setup(home, "--check", "opencode")["harnesses"][0]["hook"] is True
+        home.stop_daemon()  # the plugin's hook starts it on demand
+        ran = home.run(argv, 240, {**env, **ep.proxy_env})
+        assert ran.returncode == 0, plain(ran)
+        turn = ep.requests()[len(without) :]
+    assert turn, plain(ran)
+    first = json.dumps(turn[0]["body"])
+    assert "# venom-mem context" in first, first[:2000]
+    assert FACT in first, first[:2000]
+    sessions = home.run([VENOM_MEM, "session", "list", "--json"], env=owner)
+    [session] = json.loads(sessions.stdout)["sessions"]
+    assert session["harness"] == "opencode", session
+    assert session["harness_session"].startswith("ses_"), session
+
+    removed = setup(home, "opencode", "--remove")
+    assert (removed["exit"], removed["harnesses"][0]["kept"]) == (0, []), removed
+    assert "plugin" in removed["harnesses"][0]["removed"], removed
+    assert files(home) == before
+    assert not plugin.parent.exists()  # the directory setup made, gone with it
+
+
 def test_the_hook_prints_nothing_and_exits_0_when_venom_mem_refuses(tmp_path: Path) -> None:
     import subprocess
 
@@ -235,9 +306,21 @@ plugins = false
 """
 
 
+def untrusted(config: str) -> str:
+    """Codex's config without the trust of any hook, as before the person trusted one."""
+    doc = tomlkit.parse(config)
+    hooks = doc.get("hooks")
+    if isinstance(hooks, dict):
+        hooks.pop("state", None)
+        if not hooks:
+            del doc["hooks"]
+    return tomlkit.dumps(doc)
+
+
 def test_codex_exec_gets_the_context_from_the_hook_once_trusted(home: Home) -> None:
     """Codex 0.171 runs a SessionStart hook only once the person has trusted it (it asks at
-    its next interactive start); a script says so with --dangerously-bypass-hook-trust."""
+    its next interactive start, codex exec never does); --apply records the trust of the
+    hook it installed, with the hash Codex lists for it, and --check tells the two apart."""
     codex = harness("codex")
     owner = {"VENOM_MEM_TOKEN": "@owner"}
     added = home.run([VENOM_MEM, "memory", "add", "--space", "user", "--content", FACT,
@@ -247,16 +330,22 @@ def test_codex_exec_gets_the_context_from_the_hook_once_trusted(home: Home) -> N
     hooks = json.loads((home.home / ".codex" / "hooks.json").read_text())
     [group] = hooks["hooks"]["SessionStart"]
     assert group["hooks"][0]["command"].startswith(f"{VENOM_MEM} session hook --harness codex")
-    home.stop_daemon()
     config = home.home / ".codex" / "config.toml"
     written = config.read_text()
+    assert "[hooks.state." in written, written
+    assert setup(home, "--check", "codex")["harnesses"][0]["trusted"] is True
+    config.write_text(untrusted(written))
+    not_yet = setup(home, "--check", "codex")
+    assert (not_yet["exit"], not_yet["harnesses"][0]["trusted"]) == (1, False), not_yet
+    human = plain(home.run([VENOM_MEM, "setup", "--check", "codex"], timeout=180))
+    assert "codex: hook installed, not yet trusted" in human, human
+    home.stop_daemon()
     seen: dict[bool, tuple[str, str]] = {}
     for trusted in (False, True):
         script, log = Script("nothing_offered", {}, "done"), f"codex-trusted-{trusted}"
         with offline_endpoint(script, home.root, log) as ep:  # a log of its own per run
-            config.write_text(codex_provider(ep.url) + written)
-            argv = [codex, "exec", "--json", "--skip-git-repo-check",
-                    *(["--dangerously-bypass-hook-trust"] if trusted else []), "hello"]  # fmt: skip
+            config.write_text(codex_provider(ep.url) + (written if trusted else untrusted(written)))
+            argv = [codex, "exec", "--json", "--skip-git-repo-check", "hello"]
             env = {"SCRIPTED_MODEL_API_KEY": "offline-dummy-key", **ep.proxy_env}
             ran = home.run(ep.wrap(argv), 180, env)
             requests = ep.requests()
@@ -272,3 +361,13 @@ def test_codex_exec_gets_the_context_from_the_hook_once_trusted(home: Home) -> N
     sessions = json.loads(home.run([VENOM_MEM, "session", "list", "--json"], env=owner).stdout)
     [session] = sessions["sessions"]
     assert (session["harness"], session["harness_session"]) == ("codex", seen[True][0])
+
+
+def test_the_plugin_setup_installs_is_the_one_docs_context_md_shows() -> None:
+    """One plugin: docs/context.md's, but for its first line (setup's marks the file ours)."""
+    doc = (Path(__file__).parents[2] / "docs" / "context.md").read_text()
+    [block] = [p[len("javascript\n") :] for p in doc.split("```")[1::2]
+               if p.startswith("javascript\n")]  # fmt: skip
+    written = plugin_text("/home/you/.local/bin/venom-mem")
+    assert written.startswith(PLUGIN_MARK + "\n")
+    assert block.split("\n", 1)[1] == written.split("\n", 1)[1]
