@@ -552,3 +552,26 @@ def test_a_failure_after_rung_3_keeps_version_3_and_every_row(tmp_path: Path) ->
     assert info.value.data == {"path": str(path), "from": 3, "to": 4}
     assert _user_version(path) == 3
     assert _every_row(path, tables=list(before)) == before
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_upgraded_stores_link_and_serve_as_before(tmp_path: Path, version: int) -> None:
+    path = _copy_of(tmp_path, version)
+    tokens = json.loads((FIXTURES / f"store-v{version}.json").read_text())
+    with SqliteStore.open(path) as store:
+        app = App(store=store, clock=FixedClock())
+        codex = LocalClient(app, resolve_token(app, tokens["codex_token"], unknown=()))
+        assert codex.call("memory.get", {"id": "m1"})["revision"] == 3
+        newer = codex.call(
+            "memory.add",
+            {
+                "space": "project/venom-std",
+                "content": "venom-std pins Zig 0.18 now.",
+                "supersedes": ["m1"],
+            },
+        )["id"]
+        related = codex.call("memory.related", {"id": "m1"})["links"]
+        assert [(r["id"], r["relation"], r["direction"]) for r in related] == [
+            (newer, "supersedes", "in")
+        ]
+        assert codex.call("memory.get", {"id": "m1"})["superseded_by"] == [newer]

@@ -20,6 +20,7 @@ from __future__ import annotations
 from ..local import LocalClient
 from ..usecases.principals import resolve_token
 from .context import ContextContract
+from .links import LinkContract
 from .memories import MemoryContract
 from .port import PortContract
 from .principals import PrincipalContract
@@ -37,6 +38,7 @@ class StoreContract(
     SessionContract,
     PrincipalContract,
     ContextContract,
+    LinkContract,
 ):
     """Every behaviour the use cases need from a store. Subclass it; see the module doc."""
 
