@@ -38,9 +38,11 @@ from .records import Grant
 __all__ = [
     "COMMANDS",
     "ID_PREFIXES",
+    "ActivateSpace",
     "AddClient",
     "AddMemory",
     "Command",
+    "DeactivateSpace",
     "DeleteMemory",
     "DescribeSpace",
     "EndSession",
@@ -355,6 +357,16 @@ class ListSpaces(Command):
 class DescribeSpace(Command):
     space: str
     description: str
+
+
+@derived("space.deactivate")
+class DeactivateSpace(Command):
+    space: str
+
+
+@derived("space.activate")
+class ActivateSpace(Command):
+    space: str
 
 
 @derived("store.status")

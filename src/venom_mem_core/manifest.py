@@ -496,6 +496,7 @@ MEMORY_VERBS = (
             E_QUERY,
             E_SPACE,
             E_NF_SESSION,
+            E_INACTIVE,
             _e("unsupported.embeddings_off", "mode vector with embeddings off"),
             _e("unavailable.embeddings", "The query couldn't be embedded"),
         ),
@@ -528,7 +529,7 @@ MEMORY_VERBS = (
             _limit(50, 200),
         ),
         result=_obj(_f("memories", "Newest first", Type("array", items=HIT)), NEXT),
-        errors=(E_SPACE, E_NF_SESSION),
+        errors=(E_SPACE, E_NF_SESSION, E_INACTIVE),
         resource="session",
         starts_daemon=True,
         examples=_ex(
@@ -590,7 +591,7 @@ MEMORY_VERBS = (
             _f("omitted", "Memories left out to fit the budget", INT),
             _f("bytes", "Size of text in UTF-8 bytes", INT),
         ),
-        errors=(E_SPACE, E_BRANCH, E_READ),
+        errors=(E_SPACE, E_BRANCH, E_READ, E_INACTIVE),
         starts_daemon=True,
         examples=_ex(
             {"spaces": ["project/venom-std", "user"], "branch": "main"},
@@ -621,6 +622,12 @@ MEMORY_VERBS = (
                         _f("memories", "Live memories", INT),
                         _f("updated", "Last change", STR),
                         _f("description", "What belongs here; absent when none", STR, False),
+                        _f(
+                            "active",
+                            "false when space.deactivate left it out of reads; absent: active",
+                            BOOL,
+                            False,
+                        ),
                     ),
                 ),
             )
@@ -660,6 +667,43 @@ MEMORY_VERBS = (
             {"space": "project/venom-std", "changed": True},
         ),
         use_case="spaces.describe_space",
+    ),
+    Verb(
+        "space.deactivate",
+        "Leave a space out of searches, lists and context that name no space, and refuse "
+        "reads that name it, until space.activate or a write to it. Nothing is deleted.",
+        params=(Param("space", "Space name", SPACE, required=True),),
+        result=_obj(
+            _f("space", "Space name", STR),
+            _f("active", "false", BOOL),
+            _f("changed", "False if it was inactive", BOOL),
+        ),
+        errors=(E_SPACE, E_BUSY),
+        right="write",
+        resource="space",
+        starts_daemon=True,
+        examples=_ex(
+            {"space": "project/old"}, {"space": "project/old", "active": False, "changed": True}
+        ),
+        use_case="spaces.deactivate_space",
+    ),
+    Verb(
+        "space.activate",
+        "Bring an inactive space back into reads.",
+        params=(Param("space", "Space name", SPACE, required=True),),
+        result=_obj(
+            _f("space", "Space name", STR),
+            _f("active", "true", BOOL),
+            _f("changed", "False if it was active", BOOL),
+        ),
+        errors=(E_SPACE, E_BUSY),
+        right="write",
+        resource="space",
+        starts_daemon=True,
+        examples=_ex(
+            {"space": "project/old"}, {"space": "project/old", "active": True, "changed": True}
+        ),
+        use_case="spaces.activate_space",
     ),
 )
 

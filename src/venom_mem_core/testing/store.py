@@ -26,6 +26,7 @@ from .port import PortContract
 from .principals import PrincipalContract
 from .search import SearchContract
 from .sessions import SessionContract
+from .space_states import SpaceStateContract
 from .support import READ_ALL, Env, fails
 
 __all__ = ["StoreContract"]
@@ -39,6 +40,7 @@ class StoreContract(
     PrincipalContract,
     ContextContract,
     LinkContract,
+    SpaceStateContract,
 ):
     """Every behaviour the use cases need from a store. Subclass it; see the module doc."""
 

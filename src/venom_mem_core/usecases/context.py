@@ -39,6 +39,7 @@ from ..records import ContextEntry, Principal
 from ..shapes import memory_id
 from .app import App
 from .link_rows import superseded_by
+from .space_states import refuse_inactive
 
 __all__ = ["memory_context"]
 
@@ -187,6 +188,7 @@ def memory_context(app: App, who: Principal, cmd: MemoryContext) -> dict[str, An
         branch=cmd.branch,
     )
     with app.store.read() as tx:
+        refuse_inactive(tx, ordered)  # context always names its spaces
         superseded = tx.superseded_ids()
         if not cmd.include_superseded:
             base = attrs.evolve(base, exclude_ids=superseded)

@@ -34,6 +34,7 @@ from ..shapes import memory_id, memory_json, version_entry_json
 from .app import App
 from .link_rows import SUPERSEDES, add_link, superseded_by
 from .sessions import check_session_readable
+from .space_states import activate_on_write
 
 __all__ = [
     "add_memory",
@@ -146,6 +147,7 @@ def add_memory(app: App, who: Principal, cmd: AddMemory) -> dict[str, Any]:
     with app.store.write() as tx:
         if cmd.session is not None:
             check_session_readable(tx, who, cmd.session)
+        activate_on_write(tx, cmd.space)  # a write to an inactive space (docs/adr/0042)
         older = cmd.supersedes or ()
         for id in older:  # a link needs read on its target (docs/adr/0042)
             load_checked(tx, who, "read", id)
@@ -253,6 +255,7 @@ def update_memory(app: App, who: Principal, cmd: UpdateMemory) -> dict[str, Any]
                 changes[name] = value
         if not changes:
             return {"id": id, "revision": memory.revision, "changed": False}
+        activate_on_write(tx, memory.space)
         memory = _commit_revision(app, tx, who, memory, "update", **changes)
     _emit(app, "memory.updated", memory)
     return {"id": id, "revision": memory.revision, "changed": True}

@@ -34,6 +34,7 @@ from ..shapes import hit_json, memory_id
 from .app import App
 from .link_rows import superseded_by
 from .sessions import check_session_readable, lineage
+from .space_states import inactive_left_out
 
 __all__ = ["embed_text", "list_memories", "query_text", "search_memories"]
 
@@ -61,6 +62,7 @@ def _filter(tx: ReadTx, who: Principal, cmd: Filters, *, include_deleted: bool) 
         branch=cmd.branch,
         include_deleted=include_deleted,
         exclude_ids=frozenset() if cmd.include_superseded else tx.superseded_ids(),
+        exclude_spaces=inactive_left_out(tx, cmd.spaces),
     )
 
 
