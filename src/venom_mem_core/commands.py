@@ -317,7 +317,7 @@ class Filters(Command):
     lineage: bool
     importances: Strings | None
     branch: str | None
-    include_superseded: bool
+    include_superseded: bool | None  # false, said by the use case
 
 
 @derived("memory.search")
@@ -341,7 +341,7 @@ class MemoryContext(Command):
     spaces: tuple[str, ...]
     branch: str | None
     kinds: Strings | None
-    include_superseded: bool
+    include_superseded: bool | None  # false, said by the use case
     budget: int
 
 

@@ -192,11 +192,11 @@ FILTER_PARAMS = (
     Param("lineage", "With session: also its readable ancestors", BOOL, default=False),
     Param("importances", "Only these importances", Type("array", items=IMPORTANCE)),
     Param("branch", "Only memories shown on this git branch (or on every branch)", BRANCH),
+    # No manifest default: a request without it stays RFC-0020's request, byte for byte.
     Param(
         "include_superseded",
         "Also memories a live memory supersedes, each marked with superseded_by",
         BOOL,
-        default=False,
     ),
 )
 RELATION_SUMMARY = (
@@ -576,7 +576,6 @@ MEMORY_VERBS = (
                 "include_superseded",
                 "Also memories a live memory supersedes, each marked superseded",
                 BOOL,
-                default=False,
             ),
             Param(
                 "budget",
