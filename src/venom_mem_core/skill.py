@@ -119,6 +119,12 @@ def render_skill(manifest: Manifest = MANIFEST) -> str:
         "drops English stopwords, splits words at punctuation and finds `went` for `go`.",
         "- Adding the same content to the same space again returns the existing memory with "
         "`changed: false`, so a retry is safe.",
+        f"- When a fact changes, add the new one with `supersedes: [<old id>]` to "
+        f"`{tool_name('memory.add')}` (or `{tool_name('memory.link')}` it with relation "
+        "`supersedes`): the old one stops being shown by search, lists and context, and "
+        "`include_superseded: true` shows it marked `superseded_by`. Link other memories with "
+        "`follows`, `relates_to`, `causes` or `same_entity`; "
+        f"`{tool_name('memory.related')}` lists a memory's links.",
         "- Never store secrets or tokens; text with a venom token is refused.",
         "- Errors are `{code, message, data}`; `data.fix`, when present, says what to do.",
         "",
