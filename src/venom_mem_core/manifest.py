@@ -357,7 +357,23 @@ MEMORY_VERBS = (
                         _f("bytes", "Content size in bytes", INT),
                     ),
                 ),
-            )
+            ),
+            _f(
+                "links",
+                "Links and unlinks with memories you can read, newest first; absent when none",
+                Type(
+                    "array",
+                    items=_obj(
+                        _f("action", "link or unlink", STR),
+                        _f("id", "The other memory", STR),
+                        _f("relation", " ".join(LINK_RELATIONS), STR),
+                        _f("direction", "out: this <relation> it; in: it <relation> this", STR),
+                        _f("by", "Who", PROVENANCE),
+                        _f("ts", "When", STR),
+                    ),
+                ),
+                False,
+            ),
         ),
         errors=(E_NF_MEMORY,),
         resource="id",

@@ -224,3 +224,19 @@ class LinkContract(StoreFixtures):
         ]
         assert "superseded_by" not in hit
         assert env.g1.call("memory.related", {"id": "m1"}) == {"id": "m1", "links": []}
+
+    def test_history_shows_each_link_and_unlink(self, env: Env) -> None:
+        env.add("one")
+        env.add("two")
+        assert "links" not in env.g1.call("memory.history", {"id": "m1"})  # as RFC-0020's
+        _link(env, "m2", "m1", "causes")
+        env.g2.call("memory.unlink", {"from": "m2", "to": "m1", "relation": "causes"})
+        history = env.g1.call("memory.history", {"id": "m1"})
+        assert len(history["versions"]) == 1
+        assert [
+            (e["action"], e["id"], e["relation"], e["direction"], e["by"]["principal"])
+            for e in history["links"]
+        ] == [("unlink", "m2", "causes", "in", "g2"), ("link", "m2", "causes", "in", "g1")]
+        assert history["links"][0]["ts"] >= history["links"][1]["ts"]
+        outgoing = env.g1.call("memory.history", {"id": "m2"})["links"]
+        assert {e["direction"] for e in outgoing} == {"out"}

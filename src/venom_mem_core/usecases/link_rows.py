@@ -4,12 +4,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..grants import Access, readable_memories
 from ..ports import ReadTx, WriteTx
 from ..records import Link, Principal
-from ..shapes import memory_id
+from ..shapes import memory_id, provenance_json
 
-__all__ = ["SUPERSEDES", "add_link", "superseded_by", "visible"]
+__all__ = ["SUPERSEDES", "add_link", "link_history", "superseded_by", "visible"]
 
 SUPERSEDES = "supersedes"
 
@@ -44,3 +46,26 @@ def superseded_by(tx: ReadTx, who: Principal, id: int) -> list[str]:
         for link in tx.links_of(id)
         if link.relation == SUPERSEDES and link.target == id and visible(tx, access, link.source)
     ]
+
+
+def link_history(tx: ReadTx, who: Principal, id: int) -> list[dict[str, Any]]:
+    """memory.history's ``links``: each link and unlink of memory ``id`` whose other end the
+    caller can read, newest first (docs/adr/0042)."""
+    access = readable_memories(who)
+    events: list[dict[str, Any]] = []
+    for link in tx.links_of(id, include_removed=True):
+        outgoing = link.source == id
+        other = link.target if outgoing else link.source
+        if not visible(tx, access, other):
+            continue
+        said = {"id": memory_id(other), "relation": link.relation}
+        said["direction"] = "out" if outgoing else "in"
+        events.append(
+            {"action": "link", **said, "by": provenance_json(link.by), "ts": link.created}
+        )
+        if link.removed is not None and link.removed_by is not None:
+            removed = provenance_json(link.removed_by)
+            events.append({"action": "unlink", **said, "by": removed, "ts": link.removed})
+    # Newest first; at one timestamp, the later event (an unlink after its link) first.
+    order = sorted(range(len(events)), key=lambda i: (str(events[i]["ts"]), i), reverse=True)
+    return [events[i] for i in order]

@@ -32,7 +32,7 @@ from ..ports import ERASE_PENDING, ReadTx, StoredVectors, WriteTx
 from ..records import Memory, Principal, Version
 from ..shapes import memory_id, memory_json, version_entry_json
 from .app import App
-from .link_rows import SUPERSEDES, add_link, superseded_by
+from .link_rows import SUPERSEDES, add_link, link_history, superseded_by
 from .sessions import check_session_readable
 from .space_states import activate_on_write
 
@@ -288,8 +288,12 @@ def memory_history(app: App, who: Principal, cmd: MemoryHistory) -> dict[str, An
     with app.store.read() as tx:
         memory = load_checked(tx, who, "read", cmd.id, include_deleted=True)
         versions = tx.list_versions(cmd.id)
+        links = link_history(tx, who, cmd.id)
     kept = [ver for ver in versions if _kept(app, memory, ver.revision)]
-    return {"versions": [version_entry_json(ver) for ver in kept]}
+    out: dict[str, Any] = {"versions": [version_entry_json(ver) for ver in kept]}
+    if links:  # absent without links: RFC-0020's history, exactly
+        out["links"] = links
+    return out
 
 
 def purge_memory(app: App, who: Principal, cmd: PurgeMemory) -> dict[str, Any]:
