@@ -35,7 +35,9 @@ _CONTROLS = re.compile(
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"  # bidi marks, embeddings, isolates
 )
 _SPACES = re.compile(r"\s+")
-TIME_KEYS = frozenset({"created", "updated", "started", "ended", "ts", "deleted", "expires"})
+TIME_KEYS = frozenset(
+    {"created", "updated", "started", "ended", "ts", "deleted", "expires", "unlinked"}
+)
 _TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
 

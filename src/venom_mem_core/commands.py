@@ -24,6 +24,7 @@ checked params where the daemon keeps its state.
 # the objects they are, with the types derived from the manifest.
 
 import inspect
+import keyword
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NewType, TypeVar
@@ -37,9 +38,11 @@ from .records import Grant
 __all__ = [
     "COMMANDS",
     "ID_PREFIXES",
+    "ActivateSpace",
     "AddClient",
     "AddMemory",
     "Command",
+    "DeactivateSpace",
     "DeleteMemory",
     "DescribeSpace",
     "EndSession",
@@ -48,6 +51,7 @@ __all__ = [
     "GetMemory",
     "GetSession",
     "IssueGrant",
+    "LinkMemories",
     "ListClients",
     "ListGrants",
     "ListMemories",
@@ -59,6 +63,7 @@ __all__ = [
     "PrincipalId",
     "PurgeMemory",
     "PurgeSession",
+    "RelatedMemories",
     "RemoveClient",
     "ReplaceMemory",
     "RestoreMemory",
@@ -69,9 +74,11 @@ __all__ = [
     "StartSession",
     "StoreStatus",
     "Strings",
+    "UnlinkMemories",
     "UpdateMemory",
     "Whoami",
     "derived",
+    "field_name",
     "field_type",
 ]
 
@@ -150,10 +157,16 @@ def _params(verb: Verb) -> tuple[Param, ...]:
     return tuple(p for p in verb.params if not p.cli_only)
 
 
+def field_name(param: str) -> str:
+    """The command field of a param: its name, or ``from_`` for a Python keyword such as
+    memory.link's ``from`` (:func:`venom_mem_core.converter.structure_command` renames)."""
+    return f"{param}_" if keyword.iskeyword(param) else param
+
+
 def _make(
     verb: Verb, name: str, doc: str | None, bases: tuple[type, ...] = (Command,)
 ) -> type[Command]:
-    fields = {p.name: _field(verb, p) for p in _params(verb)}
+    fields = {field_name(p.name): _field(verb, p) for p in _params(verb)}
     made: type[Command] = attrs.make_class(name, fields, bases=bases, frozen=True, kw_only=True)
     made.VERB = verb.name
     made.__module__ = __name__
@@ -178,7 +191,7 @@ def derived(verb_name: str) -> Callable[[type[C]], type[C]]:
 
     def make(declared: type[C]) -> type[C]:
         verb = _core_verb(verb_name)
-        wanted = {p.name: field_type(verb, p) for p in _params(verb)}
+        wanted = {field_name(p.name): field_type(verb, p) for p in _params(verb)}
         stated = _annotations(declared)
         if stated != wanted:
             raise TypeError(
@@ -230,6 +243,7 @@ class AddMemory(Command):
     session: SessionId | None
     importance: str | None  # normal, said by the use case (the manifest names none)
     branches: Strings | None
+    supersedes: tuple[MemoryId, ...] | None
 
 
 @derived("memory.get")
@@ -280,6 +294,26 @@ class ForgetMemory(Command):
     old_text: str
 
 
+@derived("memory.link")
+class LinkMemories(Command):
+    from_: MemoryId
+    to: MemoryId
+    relation: str
+
+
+@derived("memory.unlink")
+class UnlinkMemories(Command):
+    from_: MemoryId
+    to: MemoryId
+    relation: str
+
+
+@derived("memory.related")
+class RelatedMemories(Command):
+    id: MemoryId
+    include_unlinked: bool
+
+
 @derived("memory.purge")
 class PurgeMemory(Command):
     id: MemoryId
@@ -298,6 +332,7 @@ class Filters(Command):
     lineage: bool
     importances: Strings | None
     branch: str | None
+    include_superseded: bool | None  # false, said by the use case
 
 
 @derived("memory.search")
@@ -321,6 +356,7 @@ class MemoryContext(Command):
     spaces: tuple[str, ...]
     branch: str | None
     kinds: Strings | None
+    include_superseded: bool | None  # false, said by the use case
     budget: int
 
 
@@ -336,6 +372,16 @@ class ListSpaces(Command):
 class DescribeSpace(Command):
     space: str
     description: str
+
+
+@derived("space.deactivate")
+class DeactivateSpace(Command):
+    space: str
+
+
+@derived("space.activate")
+class ActivateSpace(Command):
+    space: str
 
 
 @derived("store.status")

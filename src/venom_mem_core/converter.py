@@ -15,6 +15,7 @@ module: the daemon and ``LocalClient`` load it at their first core call.
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, get_args, get_origin
@@ -23,7 +24,7 @@ import cattrs
 from cattrs.cols import homogenous_tuple_structure_factory
 from cattrs.errors import ForbiddenExtraKeysError
 
-from .commands import COMMANDS, ID_PREFIXES, Command
+from .commands import COMMANDS, ID_PREFIXES, Command, field_name
 from .errors import VenomError
 from .ids import MAX_ID, id_number
 
@@ -127,5 +128,8 @@ def structure(value: Any, cls: type[T], what: str) -> T:
 
 
 def structure_command(verb: str, params: Mapping[str, Any]) -> Command:
-    """The command of core verb ``verb`` from its checked params."""
+    """The command of core verb ``verb`` from its checked params (a param named for a
+    Python keyword fills the field :func:`~venom_mem_core.commands.field_name` gives it)."""
+    if any(keyword.iskeyword(name) for name in params):
+        params = {field_name(name): value for name, value in params.items()}
     return structure(params, COMMANDS[verb], verb)

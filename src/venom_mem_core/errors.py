@@ -7,16 +7,17 @@ exit code (CONTRACT section 3)::
     ├── failed.*            exit 1   store, store_migration, audit, internal, socket,
     │                                protocol, harness, store_copy
     ├── invalid_params.*    exit 2   missing, type, unknown, range, verb, frame, space, tag,
-    │                                branch, query, relation, secret_content, client_right,
-    │                                old_text, grant_scope, embeddings_url, config,
-    │                                store_url, cursor, file, import_format,
-    │                                import_line, import_version
+    │                                branch, query, relation, link_relation, link_self,
+    │                                secret_content, client_right, old_text, grant_scope,
+    │                                embeddings_url, config, store_url, cursor, file,
+    │                                import_format, import_line, import_version
     ├── not_found.*         exit 3   memory, memory_revision, memory_text, session, client,
-    │                                principal
+    │                                principal, link
     ├── denied.*            exit 4   read, write, admin, files, token, hello, startup_context,
     │                                csrf, config_in_repository
     ├── conflict.*          exit 5   memory_revision, memory_duplicate, memory_text_ambiguous,
-    │                                client_exists, store_locked, store_not_empty, store_schema
+    │                                client_exists, store_locked, store_not_empty, store_schema,
+    │                                space_inactive
     ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,
     │                                startup_result, daemon_timeout, connection,
     │                                connection_limit, store

@@ -29,6 +29,8 @@ __all__ = [
     "ISSUABLE_GRANTS",
     "KIND",
     "KINDS",
+    "LINK_RELATION",
+    "LINK_RELATIONS",
     "MAX_BRANCHES",
     "MAX_ISSUED_TTL_S",
     "MAX_SPACE_BYTES",
@@ -49,6 +51,10 @@ KINDS = ("fact", "decision", "procedure", "note")
 # In the order memory.context shows them (docs/adr/0017); memory.search never reads it.
 IMPORTANCES = ("critical", "normal", "low")
 RELATIONS = ("continue", "fork", "subagent")
+# A link's relation (docs/adr/0042): supersedes, and the storage model's four kinds in words an
+# agent reads as a sentence "A <relation> B": temporal (follows), semantic (relates_to),
+# causal (causes), entity (same_entity).
+LINK_RELATIONS = ("supersedes", "follows", "relates_to", "causes", "same_entity")
 GRANTABLE = ("read", "write", "admin")  # what a grant may carry (CONTRACT section 5)
 
 MAX_SPACE_BYTES = 128
@@ -89,6 +95,7 @@ GRANT_SCOPE_PATTERN = (
 KIND = Type("string", choices=KINDS)
 IMPORTANCE = Type("string", choices=IMPORTANCES)
 RELATION = Type("string", choices=RELATIONS, code="relation")
+LINK_RELATION = Type("string", choices=LINK_RELATIONS, code="link_relation")
 SPACE = Type(
     "string",
     pattern=SPACE_PATTERN,

@@ -41,7 +41,10 @@ from .records import (
     IMPORTANCES,
     Client,
     ContextEntry,
+    InactiveSpace,
+    Link,
     Memory,
+    Provenance,
     Session,
     SpaceDescription,
     Version,
@@ -67,9 +70,12 @@ class _State:
     sessions: dict[int, Session] = attrs.field(factory=dict)
     clients: dict[str, Client] = attrs.field(factory=dict)
     spaces: dict[str, SpaceDescription] = attrs.field(factory=dict)
+    links: dict[int, Link] = attrs.field(factory=dict)
+    inactive: dict[str, InactiveSpace] = attrs.field(factory=dict)
     meta: dict[str, str] = attrs.field(factory=lambda: {"next_principal": "1"})
     last_memory: int = 0
     last_session: int = 0
+    last_link: int = 0
 
     def copy(self) -> _State:
         return _State(
@@ -79,9 +85,12 @@ class _State:
             sessions=dict(self.sessions),
             clients=dict(self.clients),
             spaces=dict(self.spaces),
+            links=dict(self.links),
+            inactive=dict(self.inactive),
             meta=dict(self.meta),
             last_memory=self.last_memory,
             last_session=self.last_session,
+            last_link=self.last_link,
         )
 
 
@@ -220,6 +229,37 @@ class _ReadTx:
     def count_memories(self, where: MemoryFilter) -> int:
         return len(self._live_matching(where))
 
+    def links_of(self, memory: int, include_removed: bool = False) -> list[Link]:
+        return [
+            link
+            for _, link in sorted(self._s.links.items())
+            if memory in (link.source, link.target) and (include_removed or link.removed is None)
+        ]
+
+    def find_link(self, source: int, target: int, relation: str) -> Link | None:
+        for link in self._s.links.values():
+            if (link.source, link.target, link.relation, link.removed) == (
+                source,
+                target,
+                relation,
+                None,
+            ):
+                return link
+        return None
+
+    def superseded_ids(self) -> frozenset[int]:
+        memories = self._s.memories
+        return frozenset(
+            link.target
+            for link in self._s.links.values()
+            if link.relation == "supersedes"
+            and link.removed is None
+            and memories[link.source].deleted is None
+        )
+
+    def inactive_spaces(self) -> dict[str, InactiveSpace]:
+        return dict(sorted(self._s.inactive.items()))
+
     def get_session(self, id: int) -> Session | None:
         return self._s.sessions.get(id)
 
@@ -322,6 +362,8 @@ class _WriteTx(_ReadTx):
         if old is not None:
             self._release_content(old)
         self._s.versions.pop(id, None)
+        for number in [n for n, link in self._s.links.items() if id in (link.source, link.target)]:
+            del self._s.links[number]  # SQL's ON DELETE CASCADE on both ends
 
     def insert_version(self, version: Version) -> None:
         if version.memory not in self._s.memories:
@@ -347,6 +389,30 @@ class _WriteTx(_ReadTx):
             ),
             key=lambda m: m.id,
         )
+
+    def insert_link(self, link: Link) -> int:
+        for end in (link.source, link.target):
+            if end not in self._s.memories:
+                raise _store_error(f"no memory m{end} to link")
+        if link.source == link.target:
+            raise _store_error("a link joins two memories")
+        if self.find_link(link.source, link.target, link.relation) is not None:
+            raise _store_error("this link exists")
+        id_ = self._s.last_link + 1
+        self._s.last_link = id_
+        self._s.links[id_] = attrs.evolve(link, id=id_)
+        return id_
+
+    def remove_link(self, id: int, removed: str, by: Provenance) -> None:
+        link = self._s.links.get(id)
+        if link is not None and link.removed is None:
+            self._s.links[id] = attrs.evolve(link, removed=removed, removed_by=by)
+
+    def set_space_inactive(self, inactive: InactiveSpace) -> None:
+        self._s.inactive.setdefault(inactive.space, inactive)
+
+    def set_space_active(self, space: str) -> None:
+        self._s.inactive.pop(space, None)
 
     def insert_session(self, session: Session) -> int:
         if session.parent is not None and session.parent not in self._s.sessions:
@@ -467,7 +533,7 @@ class InMemoryStore:
     def describe(self) -> dict[str, Any]:
         return {
             "path": ":memory:",
-            "schema_version": 2,
+            "schema_version": 3,
             "sqlite_version": "none",
             "engine": "in-memory",
             "bytes": 0,

@@ -19,6 +19,8 @@ from .grammar import (
     IMPORTANCE,
     ISSUABLE_GRANTS,
     KIND,
+    LINK_RELATION,
+    LINK_RELATIONS,
     MAX_ISSUED_TTL_S,
     RELATION,
     SPACE,
@@ -83,10 +85,12 @@ MEMORY = _obj(
     _f("content", "The text", STR),
     _f("deleted", "When it was deleted", STR, False),
     _f("embedding", "off, pending or ready", STR, False),
+    _f("superseded_by", "Live memories that supersede this one; absent when none", STR_LIST, False),
 )
 HIT = _obj(
     *_MEMORY_FIELDS,
     _f("deleted", "When it was deleted (lists with include_deleted)", STR, False),
+    _f("superseded_by", "With include_superseded: what supersedes it", STR_LIST, False),
     _f("snippet", "A short piece of the content", STR),
     _f("score", "RRF score", NUM, False),
     _f("fts_rank", "Rank in the full-text list", INT, False),
@@ -207,6 +211,11 @@ OLD_TEXT_SUMMARY = (
     "or a piece only it contains"
 )
 MATCH = _f("match", "exact: old_text was its whole text; substring: a piece of it", STR)
+E_WRITE = _e("denied.write", "A memory you can't write")
+E_NF_LINK = _e("not_found.link", "No such live link")
+E_LINK_SELF = _e("invalid_params.link_self", "A link joins two different memories")
+E_LINK_RELATION = _e("invalid_params.link_relation", "Not one of the link relations")
+E_INACTIVE = _e("conflict.space_inactive", "The space is inactive: space.activate it first")
 
 FILTER_PARAMS = (
     Param("spaces", "Only these spaces", Type("array", items=SPACE)),
@@ -216,7 +225,32 @@ FILTER_PARAMS = (
     Param("lineage", "With session: also its readable ancestors", BOOL, default=False),
     Param("importances", "Only these importances", Type("array", items=IMPORTANCE)),
     Param("branch", "Only memories shown on this git branch (or on every branch)", BRANCH),
+    # No manifest default: a request without it stays RFC-0020's request, byte for byte.
+    Param(
+        "include_superseded",
+        "Also memories a live memory supersedes, each marked with superseded_by",
+        BOOL,
+    ),
 )
+RELATION_SUMMARY = (
+    "How from relates to to, read as 'from <relation> to': supersedes (from replaces to, "
+    "which stops being quoted), follows (happened after), relates_to (same subject), "
+    "causes (led to), same_entity (about the same person, project or thing)"
+)
+_LINK_PARAMS = (
+    Param("from", "The memory the link starts at: you need write on it", MEMORY_ID, required=True),
+    Param("to", "The memory it points to: you need read on it", MEMORY_ID, required=True),
+    Param("relation", RELATION_SUMMARY, LINK_RELATION, required=True),
+)
+_LINK_RESULT = (
+    _f("from", "Memory ID", STR),
+    _f("to", "Memory ID", STR),
+    _f("relation", " ".join(LINK_RELATIONS), STR),
+)
+SUPERSEDED_BY = _f(
+    "superseded_by", "Live memories that supersede this one; absent when none", STR_LIST, False
+)
+
 IMPORTANCE_PARAM_SUMMARY = (
     "critical, normal (when absent) or low: orders memory.context, never memory.search"
 )
@@ -238,9 +272,14 @@ MEMORY_VERBS = (
             # No manifest default: a request without it stays RFC-0020's request, byte for byte.
             Param("importance", IMPORTANCE_PARAM_SUMMARY, IMPORTANCE),
             Param("branches", BRANCHES_PARAM_SUMMARY, BRANCHES),
+            Param(
+                "supersedes",
+                "Memories this one replaces, linked in the same write: they stop being quoted",
+                Type("array", items=MEMORY_ID, max_items=16, unique=True),
+            ),
         ),
         result=CHANGE,
-        errors=(E_SPACE, E_TAG, E_BRANCH, E_SECRET, E_NF_SESSION, E_BUSY),
+        errors=(E_SPACE, E_TAG, E_BRANCH, E_SECRET, E_NF_SESSION, E_NF_MEMORY, E_BUSY),
         right="write",
         resource="space",
         starts_daemon=True,
@@ -403,7 +442,23 @@ MEMORY_VERBS = (
                         _f("bytes", "Content size in bytes", INT),
                     ),
                 ),
-            )
+            ),
+            _f(
+                "links",
+                "Links and unlinks with memories you can read, newest first; absent when none",
+                Type(
+                    "array",
+                    items=_obj(
+                        _f("action", "link or unlink", STR),
+                        _f("id", "The other memory", STR),
+                        _f("relation", " ".join(LINK_RELATIONS), STR),
+                        _f("direction", "out: this <relation> it; in: it <relation> this", STR),
+                        _f("by", "Who", PROVENANCE),
+                        _f("ts", "When", STR),
+                    ),
+                ),
+                False,
+            ),
         ),
         errors=(E_NF_MEMORY,),
         resource="id",
@@ -418,6 +473,89 @@ MEMORY_VERBS = (
             },
         ),
         use_case="memories.memory_history",
+    ),
+    Verb(
+        "memory.link",
+        "Say how two memories relate, such as that a newer fact supersedes an older one. "
+        "Linking twice changes nothing.",
+        params=_LINK_PARAMS,
+        result=_obj(*_LINK_RESULT, _f("changed", "False if the link was there", BOOL)),
+        errors=(E_NF_MEMORY, E_LINK_SELF, E_LINK_RELATION, E_WRITE, E_READ, E_BUSY),
+        right="write",
+        starts_daemon=True,
+        examples=_ex(
+            {"from": "m2", "to": "m1", "relation": "supersedes"},
+            {"from": "m2", "to": "m1", "relation": "supersedes", "changed": True},
+        ),
+        use_case="links.link_memories",
+    ),
+    Verb(
+        "memory.unlink",
+        "Remove a link between two memories; memory.related with include_unlinked still "
+        "shows who removed it and when.",
+        params=_LINK_PARAMS,
+        result=_obj(*_LINK_RESULT, _f("unlinked", "When", STR)),
+        errors=(E_NF_MEMORY, E_NF_LINK, E_LINK_RELATION, E_WRITE, E_READ, E_BUSY),
+        right="write",
+        starts_daemon=True,
+        examples=_ex(
+            {"from": "m2", "to": "m1", "relation": "supersedes"},
+            {"from": "m2", "to": "m1", "relation": "supersedes", "unlinked": _T1},
+        ),
+        use_case="links.unlink_memories",
+    ),
+    Verb(
+        "memory.related",
+        "List a memory's links in both directions, each with its relation, the other memory, "
+        "who linked them and when. Shows only memories you can read.",
+        params=(
+            Param("id", "Memory ID, m<N>", MEMORY_ID, required=True),
+            Param(
+                "include_unlinked", "Also removed links, with who removed them", BOOL, default=False
+            ),
+        ),
+        result=_obj(
+            _f("id", "Memory ID", STR),
+            _f(
+                "links",
+                "Oldest first",
+                Type(
+                    "array",
+                    items=_obj(
+                        _f("id", "The other memory", STR),
+                        _f("relation", " ".join(LINK_RELATIONS), STR),
+                        _f(
+                            "direction",
+                            "out: this <relation> other; in: other <relation> this",
+                            STR,
+                        ),
+                        _f("by", "Who linked them", PROVENANCE),
+                        _f("created", "When", STR),
+                        _f("unlinked", "When it was removed", STR, False),
+                        _f("unlinked_by", "Who removed it", PROVENANCE, False),
+                    ),
+                ),
+            ),
+        ),
+        errors=(E_NF_MEMORY,),
+        resource="id",
+        starts_daemon=True,
+        examples=_ex(
+            {"id": "m1"},
+            {
+                "id": "m1",
+                "links": [
+                    {
+                        "id": "m2",
+                        "relation": "supersedes",
+                        "direction": "in",
+                        "by": _G2,
+                        "created": _T1,
+                    }
+                ],
+            },
+        ),
+        use_case="links.related_memories",
     ),
     Verb(
         "memory.search",
@@ -459,6 +597,7 @@ MEMORY_VERBS = (
             E_QUERY,
             E_SPACE,
             E_NF_SESSION,
+            E_INACTIVE,
             _e("unsupported.embeddings_off", "mode vector with embeddings off"),
             _e("unavailable.embeddings", "The query couldn't be embedded"),
         ),
@@ -491,7 +630,7 @@ MEMORY_VERBS = (
             _limit(50, 200),
         ),
         result=_obj(_f("memories", "Newest first", Type("array", items=HIT)), NEXT),
-        errors=(E_SPACE, E_NF_SESSION),
+        errors=(E_SPACE, E_NF_SESSION, E_INACTIVE),
         resource="session",
         starts_daemon=True,
         examples=_ex(
@@ -535,6 +674,11 @@ MEMORY_VERBS = (
             Param("branch", "The current git branch: hide memories of other branches", BRANCH),
             Param("kinds", "Only these kinds", Type("array", items=KIND)),
             Param(
+                "include_superseded",
+                "Also memories a live memory supersedes, each marked superseded",
+                BOOL,
+            ),
+            Param(
                 "budget",
                 "Most UTF-8 bytes of the whole text, 1024 to 65536",
                 Type("integer", min=1024, max=65536),
@@ -547,7 +691,7 @@ MEMORY_VERBS = (
             _f("omitted", "Memories left out to fit the budget", INT),
             _f("bytes", "Size of text in UTF-8 bytes", INT),
         ),
-        errors=(E_SPACE, E_BRANCH, E_READ),
+        errors=(E_SPACE, E_BRANCH, E_READ, E_INACTIVE),
         starts_daemon=True,
         examples=_ex(
             {"spaces": ["project/venom-std", "user"], "branch": "main"},
@@ -578,6 +722,12 @@ MEMORY_VERBS = (
                         _f("memories", "Live memories", INT),
                         _f("updated", "Last change", STR),
                         _f("description", "What belongs here; absent when none", STR, False),
+                        _f(
+                            "active",
+                            "false when space.deactivate left it out of reads; absent: active",
+                            BOOL,
+                            False,
+                        ),
                     ),
                 ),
             )
@@ -617,6 +767,43 @@ MEMORY_VERBS = (
             {"space": "project/venom-std", "changed": True},
         ),
         use_case="spaces.describe_space",
+    ),
+    Verb(
+        "space.deactivate",
+        "Leave a space out of searches, lists and context that name no space, and refuse "
+        "reads that name it, until space.activate or a write to it. Nothing is deleted.",
+        params=(Param("space", "Space name", SPACE, required=True),),
+        result=_obj(
+            _f("space", "Space name", STR),
+            _f("active", "false", BOOL),
+            _f("changed", "False if it was inactive", BOOL),
+        ),
+        errors=(E_SPACE, E_BUSY),
+        right="write",
+        resource="space",
+        starts_daemon=True,
+        examples=_ex(
+            {"space": "project/old"}, {"space": "project/old", "active": False, "changed": True}
+        ),
+        use_case="spaces.deactivate_space",
+    ),
+    Verb(
+        "space.activate",
+        "Bring an inactive space back into reads.",
+        params=(Param("space", "Space name", SPACE, required=True),),
+        result=_obj(
+            _f("space", "Space name", STR),
+            _f("active", "true", BOOL),
+            _f("changed", "False if it was active", BOOL),
+        ),
+        errors=(E_SPACE, E_BUSY),
+        right="write",
+        resource="space",
+        starts_daemon=True,
+        examples=_ex(
+            {"space": "project/old"}, {"space": "project/old", "active": True, "changed": True}
+        ),
+        use_case="spaces.activate_space",
     ),
 )
 

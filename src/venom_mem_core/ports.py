@@ -16,7 +16,17 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import attrs
 
 from .grants import Access
-from .records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
+from .records import (
+    Client,
+    ContextEntry,
+    InactiveSpace,
+    Link,
+    Memory,
+    Provenance,
+    Session,
+    SpaceDescription,
+    Version,
+)
 from .search_options import RFC_WEIGHTS, Weights
 
 __all__ = [
@@ -51,6 +61,8 @@ class MemoryFilter:
     ``access`` is the caller's readable set; ``None`` members mean "no restriction".
     ``tags`` must all be present. ``include_deleted`` admits tombstones (lists only).
     ``branch``: a memory with branches passes only if they include it; one without passes.
+    ``exclude_ids`` and ``exclude_spaces`` keep those memories and spaces out (superseded
+    memories and inactive spaces, docs/adr/0042); empty, as by default, they exclude nothing.
     """
 
     access: Access
@@ -61,6 +73,8 @@ class MemoryFilter:
     importances: frozenset[str] | None = None
     branch: str | None = None
     include_deleted: bool = False
+    exclude_ids: frozenset[int] = frozenset()
+    exclude_spaces: frozenset[str] = frozenset()
 
     def matches(self, memory: Memory) -> bool:
         """The same predicate in Python, for stores without SQL and for tests."""
@@ -73,6 +87,8 @@ class MemoryFilter:
             and (self.sessions is None or memory.session in self.sessions)
             and (self.importances is None or memory.importance in self.importances)
             and (self.branch is None or not memory.branches or self.branch in memory.branches)
+            and memory.id not in self.exclude_ids
+            and memory.space not in self.exclude_spaces
         )
 
 
@@ -162,6 +178,19 @@ class ReadTx(Protocol):
     def count_memories(self, where: MemoryFilter) -> int:
         """How many live rows pass ``where``."""
 
+    def links_of(self, memory: int, include_removed: bool = False) -> list[Link]:
+        """Links with ``memory`` at either end, oldest first; unlinked ones only with
+        ``include_removed``."""
+
+    def find_link(self, source: int, target: int, relation: str) -> Link | None:
+        """The live link ``source`` <relation> ``target``, if there is one."""
+
+    def superseded_ids(self) -> frozenset[int]:
+        """Memories a live memory supersedes through a live link (docs/adr/0042)."""
+
+    def inactive_spaces(self) -> dict[str, InactiveSpace]:
+        """The spaces marked inactive, by name; every other space is active."""
+
     def get_session(self, id: int) -> Session | None: ...
 
     def find_session(self, harness: str, harness_session: str) -> Session | None: ...
@@ -193,7 +222,7 @@ class WriteTx(ReadTx, Protocol):
         """Overwrite the row with ``memory.id``."""
 
     def delete_memory(self, id: int) -> None:
-        """Remove a memory, its versions and its vector at once (purge)."""
+        """Remove a memory, its versions, its vector and its links at once (purge)."""
 
     def insert_version(self, version: Version) -> None: ...
 
@@ -202,6 +231,17 @@ class WriteTx(ReadTx, Protocol):
 
     def expired_tombstones(self, deleted_before: str) -> list[Memory]:
         """Deleted memories whose ``deleted`` is earlier than the timestamp."""
+
+    def insert_link(self, link: Link) -> int:
+        """Insert with a fresh ID (``link.id`` is ignored) and return the ID. Both ends
+        exist; a purge of either removes the link (:meth:`delete_memory`)."""
+
+    def remove_link(self, id: int, removed: str, by: Provenance) -> None:
+        """Unlink: stamp the live link ``id`` removed, keeping the row."""
+
+    def set_space_inactive(self, inactive: InactiveSpace) -> None: ...
+
+    def set_space_active(self, space: str) -> None: ...
 
     def insert_session(self, session: Session) -> int: ...
 

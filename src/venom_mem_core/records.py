@@ -11,17 +11,20 @@ from typing import Literal
 
 import attrs
 
-from .grammar import IMPORTANCES, KINDS, RELATIONS
+from .grammar import IMPORTANCES, KINDS, LINK_RELATIONS, RELATIONS
 
 __all__ = [
     "IMPORTANCES",
     "KINDS",
+    "LINK_RELATIONS",
     "RELATIONS",
     "Action",
     "Client",
     "ContextEntry",
     "Grant",
     "Hit",
+    "InactiveSpace",
+    "Link",
     "Memory",
     "Principal",
     "Provenance",
@@ -155,6 +158,31 @@ class SpaceDescription:
     description: str
     by: Provenance
     updated: str
+
+
+@attrs.frozen(kw_only=True)
+class Link:
+    """``source`` <relation> ``target``, and who said so when (docs/adr/0042). An unlink
+    keeps the row, stamped ``removed`` and ``removed_by``, so a memory's links have a
+    history as its text does."""
+
+    id: int
+    source: int
+    target: int
+    relation: str
+    by: Provenance
+    created: str
+    removed: str | None = None
+    removed_by: Provenance | None = None
+
+
+@attrs.frozen(kw_only=True)
+class InactiveSpace:
+    """A space left out of reads that name no space, and who made it so (docs/adr/0042)."""
+
+    space: str
+    by: Provenance
+    since: str
 
 
 @attrs.frozen(kw_only=True)

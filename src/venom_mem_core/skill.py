@@ -130,6 +130,12 @@ def render_skill(manifest: Manifest = MANIFEST) -> str:
         "the memory's whole text (spacing doesn't matter, case does) or a piece only it holds. "
         "When several match, `conflict.memory_text_ambiguous` lists their IDs in "
         "`data.candidates` and nothing changes: quote more of the text, or use the ID.",
+        f"- When a fact changes, add the new one with `supersedes: [<old id>]` to "
+        f"`{tool_name('memory.add')}` (or `{tool_name('memory.link')}` it with relation "
+        "`supersedes`): the old one stops being shown by search, lists and context, and "
+        "`include_superseded: true` shows it marked `superseded_by`. Link other memories with "
+        "`follows`, `relates_to`, `causes` or `same_entity`; "
+        f"`{tool_name('memory.related')}` lists a memory's links.",
         "- Never store secrets or tokens; text with a venom token is refused.",
         "- Errors are `{code, message, data}`; `data.fix`, when present, says what to do.",
         "",

@@ -122,7 +122,7 @@ def test_serve_refuses_a_store_it_cannot_use(rfc: Rfc) -> None:
         db.pragma("user_version", 99)
     code, error = rfc.error("memory", "list")
     assert (code, error["code"]) == (10, "unsupported.store_schema")
-    assert (error["data"]["found"], error["data"]["supported"]) == (99, 2)
+    assert (error["data"]["found"], error["data"]["supported"]) == (99, 3)
     world.store.write_bytes(b"this is not a database " * 200)
     for sidecar in ("-wal", "-shm"):
         world.store.with_name(world.store.name + sidecar).unlink(missing_ok=True)

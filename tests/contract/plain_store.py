@@ -26,7 +26,10 @@ from venom_mem_core.records import (
     IMPORTANCES,
     Client,
     ContextEntry,
+    InactiveSpace,
+    Link,
     Memory,
+    Provenance,
     Session,
     SpaceDescription,
     Version,
@@ -69,6 +72,8 @@ class _Rows:
     meta: dict[str, str] = attrs.field(factory=lambda: {"next_principal": "1"})
     last_memory: int = 0
     last_session: int = 0
+    links: list[Link] = attrs.field(factory=list)
+    inactive: dict[str, InactiveSpace] = attrs.field(factory=dict)
 
     def copy(self) -> _Rows:
         return _Rows(
@@ -80,6 +85,8 @@ class _Rows:
             dict(self.meta),
             self.last_memory,
             self.last_session,
+            list(self.links),
+            dict(self.inactive),
         )
 
 
@@ -239,6 +246,33 @@ class _Tx:
             pending=live,
         )
 
+    def links_of(self, memory: int, include_removed: bool = False) -> list[Link]:
+        return [
+            link
+            for link in self.rows.links
+            if memory in (link.source, link.target) and (include_removed or not link.removed)
+        ]
+
+    def find_link(self, source: int, target: int, relation: str) -> Link | None:
+        found = [
+            link
+            for link in self.links_of(source)
+            if link.target == target and link.relation == relation
+        ]
+        return found[0] if found else None
+
+    def superseded_ids(self) -> frozenset[int]:
+        return frozenset(
+            link.target
+            for link in self.rows.links
+            if link.relation == "supersedes"
+            and not link.removed
+            and not self.rows.memories[link.source].deleted
+        )
+
+    def inactive_spaces(self) -> dict[str, InactiveSpace]:
+        return dict(self.rows.inactive)
+
     # -- writes --------------------------------------------------------------------------------
 
     def _keep_unique(self, memory: Memory) -> None:
@@ -259,6 +293,24 @@ class _Tx:
     def delete_memory(self, id: int) -> None:
         self.rows.memories.pop(id, None)
         self.prune_versions(id, 0)
+        self.rows.links = [link for link in self.rows.links if id not in (link.source, link.target)]
+
+    def insert_link(self, link: Link) -> int:
+        number = max((old.id for old in self.rows.links), default=0) + 1
+        self.rows.links.append(attrs.evolve(link, id=number))
+        return number
+
+    def remove_link(self, id: int, removed: str, by: Provenance) -> None:
+        self.rows.links = [
+            attrs.evolve(link, removed=removed, removed_by=by) if link.id == id else link
+            for link in self.rows.links
+        ]
+
+    def set_space_inactive(self, inactive: InactiveSpace) -> None:
+        self.rows.inactive.setdefault(inactive.space, inactive)
+
+    def set_space_active(self, space: str) -> None:
+        self.rows.inactive.pop(space, None)
 
     def insert_version(self, version: Version) -> None:
         self.rows.versions[(version.memory, version.revision)] = version

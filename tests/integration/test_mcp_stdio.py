@@ -442,3 +442,50 @@ def test_owner_below_a_manager_is_refused_and_launches_nothing(world: World) -> 
     run(scenario)
     assert world.daemon_pid() is None
     assert not world.socket.exists()
+
+
+def test_links_superseded_facts_and_space_states_through_the_tools(world: World) -> None:
+    """docs/adr/0042 over MCP: each result matches the manifest's closed shape."""
+    token = world.add_client("claude-code")
+
+    async def scenario() -> None:
+        async with adapter(world, token) as session:
+            old = await ok(session, "memory_dadd", space="project/x", content="CI on Ubuntu 22.04.")
+            new = await ok(
+                session, "memory_dadd", space="project/x", content="CI on Ubuntu 24.04.",
+                supersedes=[old["id"]],
+            )  # fmt: skip
+            found = await ok(session, "memory_dsearch", query="ubuntu ci")
+            assert [h["id"] for h in found["results"]] == [new["id"]]
+            both = await ok(session, "memory_dsearch", query="ubuntu ci", include_superseded=True)
+            assert_closed_shape("memory.search", both)
+            assert {h["id"]: h.get("superseded_by") for h in both["results"]} == {
+                new["id"]: None,
+                old["id"]: [new["id"]],
+            }
+            got = await ok(session, "memory_dget", id=old["id"])
+            assert_closed_shape("memory.get", got)
+            assert got["superseded_by"] == [new["id"]]
+            linked = await ok(
+                session, "memory_dlink", **{"from": new["id"], "to": old["id"]},
+                relation="causes",
+            )  # fmt: skip
+            assert_closed_shape("memory.link", linked)
+            related = await ok(session, "memory_drelated", id=old["id"])
+            assert_closed_shape("memory.related", related)
+            assert [r["relation"] for r in related["links"]] == ["supersedes", "causes"]
+            bad = await error(
+                session, "memory_dlink", **{"from": old["id"], "to": old["id"]},
+                relation="causes",
+            )  # fmt: skip
+            assert bad["code"] == "invalid_params.link_self"
+            off = await ok(session, "space_ddeactivate", space="project/x")
+            assert_closed_shape("space.deactivate", off)
+            assert (await ok(session, "memory_dsearch", query="ubuntu ci"))["results"] == []
+            refused = await error(session, "memory_dlist", spaces=["project/x"])
+            assert refused["code"] == "conflict.space_inactive"
+            spaces = await ok(session, "space_dlist")
+            assert_closed_shape("space.list", spaces)
+            assert spaces["spaces"][0]["active"] is False
+
+    run(scenario)

@@ -79,14 +79,14 @@ def test_mem_01_doctor_reports_store_path_and_schema_version(world: World) -> No
         assert check["status"] == "ok"
         assert check["fix"].startswith(("venom-mem ", "ls "))
     assert checks["store.open"]["message"] == f"Store open at {world.store}"
-    assert checks["store.schema"]["message"] == "Schema version 2"
+    assert checks["store.schema"]["message"] == "Schema version 3"
     assert checks["embeddings.provider"]["message"] == "Embeddings off: full-text search only"
     assert "on-demand" in checks["daemon.lifetime"]["message"].lower()
     assert "300000" in checks["daemon.lifetime"]["message"]
 
     status = world.ok("store", "status")
     assert status["path"] == str(world.store)
-    assert status["schema_version"] == 2
+    assert status["schema_version"] == 3
     major, minor, *_ = (int(n) for n in status["sqlite_version"].split("."))
     assert (major, minor) >= (3, 42)
     assert status["sqlite_version"] in checks["store.sqlite"]["message"]

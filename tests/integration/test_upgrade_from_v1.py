@@ -1,5 +1,5 @@
 """A version-1 store under a real daemon: the first call starts it, it upgrades the file to
-schema 2 before it serves (RFC-0020 section 6), and every client and memory works as before."""
+schema 3 before it serves (RFC-0020 section 6), and every client and memory works as before."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ def test_the_daemon_upgrades_a_version_1_store_before_it_serves(world: World) ->
 
     first = world.ok("memory", "get", "--id", "m1")  # starts the daemon, which migrates
     assert (first["revision"], first["importance"], first["branches"]) == (3, "normal", [])
-    assert world.ok("store", "status")["schema_version"] == 2
-    backup = Path(f"{world.store}.bak-1")
-    assert os.lstat(backup).st_mode & 0o777 == 0o600
+    assert world.ok("store", "status")["schema_version"] == 3
+    for version in (1, 2):  # a copy before each rung
+        backup = Path(f"{world.store}.bak-{version}")
+        assert os.lstat(backup).st_mode & 0o777 == 0o600
 
     codex = tokens["codex_token"]
     assert world.ok("whoami", token=codex)["label"] == "codex"

@@ -236,13 +236,14 @@ def test_forged_posts_of_a_read_only_principal_get_the_daemons_denied(
         f"/memory/{pin}/edit": "denied.write",
         "/memories/add": "denied.write",
         "/space/describe": "denied.write",
+        "/spaces/state": "denied.write",
     }
     assert set(expected) == set(_post_paths(seeded))
     with reader_ui.client() as client:
         csrf = reader_ui.csrf(client)
         for path, code in expected.items():
             form = {"csrf": csrf, "revision": "2", "to": "1", "confirm": pin, "space": "user",
-                    "content": "forged", "description": "forged"}  # fmt: skip
+                    "content": "forged", "description": "forged", "state": "inactive"}  # fmt: skip
             reply = client.post(path, data=form)
             assert reply.status_code == 403, (path, reply.text)
             assert code in reply.text, path

@@ -22,6 +22,7 @@ from venom_mem_core.commands import (
     MemoryId,
     SessionId,
     derived,
+    field_name,
 )
 from venom_mem_core.converter import structure_command
 from venom_mem_core.errors import VenomError
@@ -42,7 +43,8 @@ def test_every_verb_with_a_use_case_has_a_command_made_from_its_params() -> None
     for name, cls in COMMANDS.items():
         assert (cls.VERB, attrs.has(cls)) == (name, True)
         params = [p for p in CORE[name].params if not p.cli_only]
-        assert [f.name for f in _fields(cls)] == [p.name for p in params]
+        # A param named for a Python keyword (memory.link's from) is the field from_.
+        assert [f.name for f in _fields(cls)] == [field_name(p.name) for p in params]
         for field, param in zip(_fields(cls), params, strict=True):
             assert field.kw_only, field.name
             assert field.default == (attrs.NOTHING if param.required else param.default)

@@ -30,7 +30,7 @@ def test_application_id_and_user_version(conn: apsw.Connection) -> None:
     assert APPLICATION_ID == 1447904589
     assert APPLICATION_ID.to_bytes(4, "big") == b"VMEM"
     assert conn.pragma("application_id") == 1447904589
-    assert conn.pragma("user_version") == 2
+    assert conn.pragma("user_version") == 3
 
 
 def test_meta_starts_the_principal_counter(conn: apsw.Connection) -> None:
@@ -58,6 +58,8 @@ def test_every_table_index_and_trigger_exists(conn: apsw.Connection) -> None:
         "clients",
         "memory_fts",
         "spaces",
+        "links",
+        "inactive_spaces",
     }
     assert set(INDEXES) == {
         "sessions_harness",
@@ -65,6 +67,8 @@ def test_every_table_index_and_trigger_exists(conn: apsw.Connection) -> None:
         "memories_live_content",
         "memories_space",
         "memories_session",
+        "links_live",
+        "links_target",
     }
 
 

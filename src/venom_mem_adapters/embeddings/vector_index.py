@@ -487,6 +487,11 @@ class VectorIndex:
         if where.sessions is not None:
             wanted = np.fromiter(where.sessions, dtype=np.int64)
             conditions.append(np.isin(a.session[:count], wanted))
+        if where.exclude_spaces:  # inactive spaces (docs/adr/0042)
+            conditions.append(~self._member(a.space[:count], self._spaces, where.exclude_spaces))
+        if where.exclude_ids:  # superseded memories
+            excluded = np.fromiter(where.exclude_ids, dtype=np.int64)
+            conditions.append(~np.isin(a.ids[:count], excluded))
         for condition in conditions:
             mask = condition if mask is None else mask & condition
         return mask

@@ -15,12 +15,15 @@ What changes from the SQLite schema (``sqlite/schema.py``), and why (docs/adr/00
   only, as the FTS5 index does.
 * ``memories_vector_stale`` is a PL/pgSQL trigger with the RFC's condition.
 
-Version 2 adds importance, branches and space descriptions, as SQLite's ladder does.
+Version 2 adds importance, branches and space descriptions, and version 3 links and inactive
+spaces (docs/adr/0042), as SQLite's ladder does.
 """
 
 from __future__ import annotations
 
-__all__ = ["APPLICATION_ID", "SCHEMA_V1", "SCHEMA_V2"]
+from venom_mem_core.grammar import LINK_RELATIONS
+
+__all__ = ["APPLICATION_ID", "SCHEMA_V1", "SCHEMA_V2", "SCHEMA_V3"]
 
 APPLICATION_ID = "1447904589"  # 0x564D454D, "VMEM", the SQLite store's application_id
 
@@ -130,6 +133,7 @@ _BRANCHES_CHECK = (
     "CHECK (branches NOT LIKE ' %' AND branches NOT LIKE '% '"
     " AND strpos(branches, '  ') = 0 AND octet_length(branches) <= 2063)"
 )
+_LINK_RELATIONS = ", ".join(f"'{name}'" for name in LINK_RELATIONS)
 _IMPORTANCE_CHECK = "CHECK (importance IN ('critical', 'normal', 'low'))"
 
 SCHEMA_V2: tuple[str, ...] = (
@@ -147,5 +151,32 @@ SCHEMA_V2: tuple[str, ...] = (
   principal   {_TEXT} NOT NULL,
   label       {_TEXT},
   updated     {_TEXT} NOT NULL
+)""",
+)
+
+# The SQLite store's version 3, in PostgreSQL's types.
+SCHEMA_V3: tuple[str, ...] = (
+    f"""CREATE TABLE links (
+  id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  source        bigint NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+  target        bigint NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+  relation      {_TEXT} NOT NULL CHECK (relation IN ({_LINK_RELATIONS})),
+  principal     {_TEXT} NOT NULL,
+  label         {_TEXT},
+  created       {_TEXT} NOT NULL,
+  removed       {_TEXT},
+  removed_by    {_TEXT},
+  removed_label {_TEXT},
+  CHECK (source <> target),
+  CHECK ((removed IS NULL) = (removed_by IS NULL))
+)""",
+    """CREATE UNIQUE INDEX links_live ON links (source, target, relation)
+  WHERE removed IS NULL""",
+    "CREATE INDEX links_target ON links (target, relation)",
+    f"""CREATE TABLE inactive_spaces (
+  space     {_TEXT} PRIMARY KEY,
+  principal {_TEXT} NOT NULL,
+  label     {_TEXT},
+  since     {_TEXT} NOT NULL
 )""",
 )

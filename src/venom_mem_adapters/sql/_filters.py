@@ -115,6 +115,10 @@ class SqlFilters:
             on_branch = self._listed(f"{alias}.branches", where.branch)
             no_branches = Predicate(f"{alias}.branches = ''")
             parts.append(Predicate.any_of([no_branches, on_branch], empty=self.dialect.false))
+        for column, excluded in (("id", where.exclude_ids), ("space", where.exclude_spaces)):
+            if excluded:
+                listed = in_set(f"{alias}.{column}", excluded)
+                parts.append(Predicate(f"NOT ({listed.sql})", listed.params))
         return Predicate.all_of(parts, empty=self.dialect.true)
 
     def session_predicate(self, where: SessionFilter, *, alias: str = "s") -> Predicate:

@@ -17,6 +17,8 @@ from venom_mem_core.records import (
     Action,
     Client,
     Grant,
+    InactiveSpace,
+    Link,
     Memory,
     Provenance,
     Session,
@@ -26,6 +28,8 @@ from venom_mem_core.records import (
 
 __all__ = [
     "CLIENT_COLUMNS",
+    "INACTIVE_COLUMNS",
+    "LINK_COLUMNS",
     "MEMORY_COLUMNS",
     "SESSION_COLUMNS",
     "SPACE_COLUMNS",
@@ -33,6 +37,10 @@ __all__ = [
     "client_from_row",
     "client_values",
     "columns",
+    "inactive_from_row",
+    "inactive_values",
+    "link_from_row",
+    "link_values",
     "memory_from_row",
     "memory_values",
     "session_from_row",
@@ -93,6 +101,19 @@ SESSION_COLUMNS = (
 )
 CLIENT_COLUMNS = ("name", "principal", "grants", "token_hash", "created", "expires")
 SPACE_COLUMNS = ("space", "description", "principal", "label", "updated")
+LINK_COLUMNS = (
+    "id",
+    "source",
+    "target",
+    "relation",
+    "principal",
+    "label",
+    "created",
+    "removed",
+    "removed_by",
+    "removed_label",
+)
+INACTIVE_COLUMNS = ("space", "principal", "label", "since")
 
 
 def columns(names: Sequence[str], alias: str | None = None) -> str:
@@ -250,3 +271,41 @@ def space_from_row(row: Row) -> SpaceDescription:
 
 def space_values(space: SpaceDescription) -> tuple[Any, ...]:
     return (space.space, space.description, space.by.principal, space.by.label, space.updated)
+
+
+def link_from_row(row: Row) -> Link:
+    removed_by = None if row[8] is None else Provenance(principal=row[8], label=row[9])
+    return Link(
+        id=row[0],
+        source=row[1],
+        target=row[2],
+        relation=row[3],
+        by=Provenance(principal=row[4], label=row[5]),
+        created=row[6],
+        removed=row[7],
+        removed_by=removed_by,
+    )
+
+
+def link_values(link: Link) -> tuple[Any, ...]:
+    """Values for every column but ``id``, in ``LINK_COLUMNS[1:]`` order."""
+    removed_by = link.removed_by
+    return (
+        link.source,
+        link.target,
+        link.relation,
+        link.by.principal,
+        link.by.label,
+        link.created,
+        link.removed,
+        None if removed_by is None else removed_by.principal,
+        None if removed_by is None else removed_by.label,
+    )
+
+
+def inactive_from_row(row: Row) -> InactiveSpace:
+    return InactiveSpace(space=row[0], by=Provenance(principal=row[1], label=row[2]), since=row[3])
+
+
+def inactive_values(inactive: InactiveSpace) -> tuple[Any, ...]:
+    return (inactive.space, inactive.by.principal, inactive.by.label, inactive.since)

@@ -24,12 +24,24 @@ import attrs
 from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter, SessionFilter, SpaceSummary, StoreCounts
-from venom_mem_core.records import Client, ContextEntry, Memory, Session, SpaceDescription, Version
+from venom_mem_core.records import (
+    Client,
+    ContextEntry,
+    InactiveSpace,
+    Link,
+    Memory,
+    Provenance,
+    Session,
+    SpaceDescription,
+    Version,
+)
 from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
 from ._filters import Predicate, SqlFilters
 from ._rows import (
     CLIENT_COLUMNS,
+    INACTIVE_COLUMNS,
+    LINK_COLUMNS,
     MEMORY_COLUMNS,
     SESSION_COLUMNS,
     SPACE_COLUMNS,
@@ -37,6 +49,10 @@ from ._rows import (
     client_from_row,
     client_values,
     columns,
+    inactive_from_row,
+    inactive_values,
+    link_from_row,
+    link_values,
     memory_from_row,
     memory_values,
     session_from_row,
@@ -70,6 +86,8 @@ _SESSION = columns(SESSION_COLUMNS, "s")
 _VERSION = columns(VERSION_COLUMNS)
 _CLIENT = columns(CLIENT_COLUMNS)
 _SPACE = columns(SPACE_COLUMNS)
+_LINK = columns(LINK_COLUMNS)
+_INACTIVE = columns(INACTIVE_COLUMNS)
 # memory.context's order: importance as IMPORTANCES lists it, then latest update, then ID.
 _CONTEXT_ORDER = (
     "CASE m.importance WHEN 'critical' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END,"
@@ -86,6 +104,8 @@ def narrows(where: MemoryFilter) -> bool:
         and where.sessions is None
         and where.importances is None
         and where.branch is None
+        and not where.exclude_ids
+        and not where.exclude_spaces
     )
 
 
@@ -268,6 +288,37 @@ class SqlReadTx(ABC):
         )
         return int(row[0]) if row else 0
 
+    # -- links and space states (docs/adr/0042) ----------------------------------------
+
+    def links_of(self, memory: int, include_removed: bool = False) -> list[Link]:
+        p = self._p
+        live = "" if include_removed else " AND removed IS NULL"
+        rows = self._rows(
+            f"SELECT {_LINK} FROM links WHERE (source = {p} OR target = {p}){live} ORDER BY id",
+            (memory, memory),
+        )
+        return [link_from_row(row) for row in rows]
+
+    def find_link(self, source: int, target: int, relation: str) -> Link | None:
+        p = self._p
+        row = self._one(
+            f"SELECT {_LINK} FROM links WHERE source = {p} AND target = {p}"
+            f" AND relation = {p} AND removed IS NULL",
+            (source, target, relation),
+        )
+        return None if row is None else link_from_row(row)
+
+    def superseded_ids(self) -> frozenset[int]:
+        rows = self._rows(
+            "SELECT DISTINCT l.target FROM links AS l JOIN memories AS n ON n.id = l.source"
+            " WHERE l.relation = 'supersedes' AND l.removed IS NULL AND n.deleted IS NULL"
+        )
+        return frozenset(int(row[0]) for row in rows)
+
+    def inactive_spaces(self) -> dict[str, InactiveSpace]:
+        rows = self._rows(f"SELECT {_INACTIVE} FROM inactive_spaces ORDER BY space")
+        return {row[0]: inactive_from_row(row) for row in rows}
+
     # -- sessions --------------------------------------------------------------------------
 
     def get_session(self, id: int) -> Session | None:
@@ -397,6 +448,34 @@ class SqlWriteTx(SqlReadTx):
             (deleted_before,),
         )
         return [memory_from_row(row) for row in rows]
+
+    def insert_link(self, link: Link) -> int:
+        id_ = self._insert(
+            f"INSERT INTO links ({columns(LINK_COLUMNS[1:])})"
+            f" VALUES ({placeholders(self._p, len(LINK_COLUMNS) - 1)})",
+            link_values(link),
+        )
+        assert id_ is not None  # no ON CONFLICT: a failure raised
+        return id_
+
+    def remove_link(self, id: int, removed: str, by: Provenance) -> None:
+        p = self._p
+        self._send(
+            f"UPDATE links SET removed = {p}, removed_by = {p}, removed_label = {p}"
+            f" WHERE id = {p} AND removed IS NULL",
+            (removed, by.principal, by.label, id),
+        )
+
+    def set_space_inactive(self, inactive: InactiveSpace) -> None:
+        self._send(
+            f"INSERT INTO inactive_spaces ({_INACTIVE})"
+            f" VALUES ({placeholders(self._p, len(INACTIVE_COLUMNS))})"
+            " ON CONFLICT (space) DO NOTHING",
+            inactive_values(inactive),
+        )
+
+    def set_space_active(self, space: str) -> None:
+        self._send(f"DELETE FROM inactive_spaces WHERE space = {self._p}", (space,))
 
     def insert_session(self, session: Session) -> int:
         id_ = self._insert(

@@ -7,7 +7,8 @@ newer than the ladder is ``unsupported.store_schema`` and is left byte-for-byte 
 why :func:`inspect_store` looks at it through a connection that cannot create or change a file,
 before anything opens it for writing (switching to WAL alone would rewrite its header).
 
-Rung 0 creates schema 1 in an empty database, and rung 1 takes it to schema 2, so a new store
+Rung 0 creates schema 1 in an empty database, rung 1 takes it to schema 2 and rung 2 to
+schema 3 (links, inactive spaces; docs/adr/0042), so a new store
 and an upgraded one are built by the same code. A new database is not backed up: there is
 nothing in it to lose. The ladder is a plain sequence so tests can append synthetic rungs.
 """
@@ -26,7 +27,7 @@ from venom_mem_core.errors import VenomError
 from .connection import open_inspection, transaction
 from .errors import translated
 from .paths import backup_path, create_private_file
-from .schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_V2
+from .schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3
 
 __all__ = [
     "DEFAULT_MIGRATIONS",
@@ -55,6 +56,7 @@ def _statements(statements: Sequence[str]) -> Callable[[apsw.Connection], None]:
 DEFAULT_MIGRATIONS: tuple[Migration, ...] = (
     Migration(name="create schema 1", apply=_statements(SCHEMA_V1)),
     Migration(name="importance, branches and space descriptions", apply=_statements(SCHEMA_V2)),
+    Migration(name="links and inactive spaces", apply=_statements(SCHEMA_V3)),
 )
 
 

@@ -1,5 +1,6 @@
 """Schema version 1, statement for statement as RFC-0020 section 6 writes it, and the
-statements that take it to version 2 (importance, branches, space descriptions; ADR 0017).
+statements that take it to version 2 (importance, branches, space descriptions; ADR 0017)
+and to version 3 (links between memories and inactive spaces; ADR 0042).
 
 One deliberate difference: two triggers are created in the other order, so that they run in
 the order the RFC means (see the comment at ``memories_au_new`` and docs/adr/0003).
@@ -12,11 +13,14 @@ space-separated, which the tag grammar ``^[a-z0-9][a-z0-9-]{0,63}$`` makes safe.
 
 from __future__ import annotations
 
+from venom_mem_core.grammar import LINK_RELATIONS
+
 __all__ = [
     "APPLICATION_ID",
     "INDEXES",
     "SCHEMA_V1",
     "SCHEMA_V2",
+    "SCHEMA_V3",
     "TABLES",
     "TRIGGERS",
 ]
@@ -32,6 +36,8 @@ TABLES = (
     "clients",
     "memory_fts",
     "spaces",
+    "links",
+    "inactive_spaces",
 )
 INDEXES = (
     "sessions_harness",
@@ -39,6 +45,8 @@ INDEXES = (
     "memories_live_content",
     "memories_space",
     "memories_session",
+    "links_live",
+    "links_target",
 )
 TRIGGERS = (
     "memories_ai",
@@ -158,6 +166,7 @@ _BRANCHES_CHECK = (
     "CHECK (branches NOT LIKE ' %' AND branches NOT LIKE '% '"
     " AND instr(branches, '  ') = 0 AND length(CAST(branches AS BLOB)) <= 2063)"
 )
+_LINK_RELATIONS = ", ".join(f"'{name}'" for name in LINK_RELATIONS)
 _IMPORTANCE_CHECK = "CHECK (importance IN ('critical', 'normal', 'low'))"
 
 # Version 1 -> 2. ADD COLUMN with a constant default fills every existing row with it, so
@@ -176,5 +185,36 @@ SCHEMA_V2: tuple[str, ...] = (
   principal   TEXT NOT NULL,
   label       TEXT,
   updated     TEXT NOT NULL
+) WITHOUT ROWID""",
+)
+
+# Version 2 -> 3 (docs/adr/0042). A link is "source <relation> target"; an unlink stamps
+# ``removed`` instead of deleting the row, so a memory's links keep a history as its text
+# does, and one live link per (source, target, relation). Both ends cascade: a purge removes
+# every link touching the memory. A space is active unless it has a row in inactive_spaces,
+# so every space of an upgraded store stays active.
+SCHEMA_V3: tuple[str, ...] = (
+    f"""CREATE TABLE links (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  source        INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+  target        INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+  relation      TEXT NOT NULL CHECK (relation IN ({_LINK_RELATIONS})),
+  principal     TEXT NOT NULL,
+  label         TEXT,
+  created       TEXT NOT NULL,
+  removed       TEXT,
+  removed_by    TEXT,
+  removed_label TEXT,
+  CHECK (source <> target),
+  CHECK ((removed IS NULL) = (removed_by IS NULL))
+)""",
+    """CREATE UNIQUE INDEX links_live ON links (source, target, relation)
+  WHERE removed IS NULL""",
+    "CREATE INDEX links_target ON links (target, relation)",
+    """CREATE TABLE inactive_spaces (
+  space     TEXT PRIMARY KEY,
+  principal TEXT NOT NULL,
+  label     TEXT,
+  since     TEXT NOT NULL
 ) WITHOUT ROWID""",
 )

@@ -74,6 +74,7 @@ async def memory_page(request: Request) -> Response:
     memory_id = _id(request)
     memory = await call(request, "memory.get", {"id": memory_id, "include_deleted": True})
     versions = (await call(request, "memory.history", {"id": memory_id}))["versions"]
+    related = await _related(request, memory_id, deleted="deleted" in memory)
     diff = None
     if len(versions) >= 2:
         diff = await _diff(request, memory_id, versions[1]["revision"], versions[0]["revision"])
@@ -82,6 +83,7 @@ async def memory_page(request: Request) -> Response:
         "memory.html",
         memory=memory,
         versions=versions,
+        links=related,
         diff=diff,
         done=request.query_params.get("done", ""),
         similar=await _similar(request),
@@ -90,6 +92,15 @@ async def memory_page(request: Request) -> Response:
         kinds=KINDS,
         importances=IMPORTANCES,
     )
+
+
+async def _related(request: Request, memory_id: str, *, deleted: bool) -> list[Any]:
+    """The memory's links, unlinked ones too (docs/adr/0042); a deleted memory shows none,
+    as memory.related refuses it."""
+    if deleted:
+        return []
+    params = {"id": memory_id, "include_unlinked": True}
+    return list((await call(request, "memory.related", params))["links"])
 
 
 def _form_values(memory: Any) -> dict[str, Any]:

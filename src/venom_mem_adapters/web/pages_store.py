@@ -199,6 +199,17 @@ async def revoke_grant_confirm(request: Request) -> Response:
     )
 
 
+async def space_state(request: Request) -> Response:
+    """space.activate or space.deactivate from the spaces page (docs/adr/0042)."""
+    form = await request.form()
+    space, state = form.get("space"), form.get("state")
+    if not isinstance(space, str) or state not in ("active", "inactive"):
+        raise VenomError.param("type", "state", "pick a space and active or inactive")
+    verb = "space.activate" if state == "active" else "space.deactivate"
+    await call(request, verb, {"space": space})
+    return redirect(f"/?done={state}-{space}")
+
+
 async def remove_client(request: Request) -> Response:
     name = str(request.path_params["name"])
     await call(request, "client.remove", {"name": name})
@@ -227,6 +238,7 @@ ROUTES: list[Route] = [
     view_route("/doctor", doctor_page),
     view_route("/clients/{name}/remove", remove_client_confirm),
     view_route("/grants/{principal}/revoke", revoke_grant_confirm),
+    form_route("/spaces/state", space_state),
     form_route("/clients/{name}/remove", remove_client),
     form_route("/grants/{principal}/revoke", revoke_grant),
 ]

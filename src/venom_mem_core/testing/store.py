@@ -20,11 +20,13 @@ from __future__ import annotations
 from ..local import LocalClient
 from ..usecases.principals import resolve_token
 from .context import ContextContract
+from .links import LinkContract
 from .memories import MemoryContract
 from .port import PortContract
 from .principals import PrincipalContract
 from .search import SearchContract
 from .sessions import SessionContract
+from .space_states import SpaceStateContract
 from .support import READ_ALL, Env, fails
 from .text_edits import TextEditContract
 
@@ -39,6 +41,8 @@ class StoreContract(
     PrincipalContract,
     ContextContract,
     TextEditContract,
+    LinkContract,
+    SpaceStateContract,
 ):
     """Every behaviour the use cases need from a store. Subclass it; see the module doc."""
 

@@ -24,6 +24,7 @@ ones may still fit. Ages are whole 24-hour days before one reading of the clock.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -37,6 +38,8 @@ from ..ports import MemoryFilter, ReadTx
 from ..records import ContextEntry, Principal
 from ..shapes import memory_id
 from .app import App
+from .link_rows import superseded_by
+from .space_states import refuse_inactive
 
 __all__ = ["memory_context"]
 
@@ -51,8 +54,10 @@ def _section(space: str, description: str | None) -> str:
     return f"\n## {space}\n" + (f"{description}\n" if description else "")
 
 
-def _entry(id_: str, importance: str, ages: tuple[str, str], by: str, text: str) -> str:
-    meta = f"[{id_}; importance={importance}; created={ages[0]}; updated={ages[1]}; by={by}]"
+def _entry(
+    id_: str, importance: str, ages: tuple[str, str], by: str, text: str, *, mark: str = ""
+) -> str:
+    meta = f"[{id_}; importance={importance}; created={ages[0]}; updated={ages[1]}; by={by}{mark}]"
     return f"\n{meta}\n{text}\n"
 
 
@@ -99,13 +104,15 @@ class _Ages:
         return f"{int(seconds // _DAY_S)}d"
 
 
-def _render(memory: ContextEntry, ages: _Ages) -> str:
+def _render(memory: ContextEntry, ages: _Ages, newer: list[str]) -> str:
+    """``newer``: with include_superseded, what supersedes it (docs/adr/0042)."""
     return _entry(
         memory_id(memory.id),
         memory.importance,
         (ages.of(memory.created), ages.of(memory.updated)),
         _one_line(memory.by) or "?",
         _one_line(memory.content),
+        mark=f"; superseded_by={','.join(newer)}" if newer else "",
     )
 
 
@@ -141,6 +148,7 @@ def _fill_space(
     count: int,
     described: bool,
     ages: _Ages,
+    newer: Callable[[int], list[str]],
 ) -> int:
     """Add one space's section and whichever of its entries fit; return how many were shown.
 
@@ -157,7 +165,7 @@ def _fill_space(
         if fitter.room < _SMALLEST_ENTRY:
             break
         # The heading goes in with the space's first entry, as one piece.
-        if fitter.add_if_fits(section + _render(memory, ages)):
+        if fitter.add_if_fits(section + _render(memory, ages, newer(memory.id))):
             fitter.shown.append(memory_id(memory.id))
             section = ""
             shown += 1
@@ -180,6 +188,16 @@ def memory_context(app: App, who: Principal, cmd: MemoryContext) -> dict[str, An
         branch=cmd.branch,
     )
     with app.store.read() as tx:
+        refuse_inactive(tx, ordered)  # context always names its spaces
+        superseded = tx.superseded_ids()
+        if not cmd.include_superseded:
+            base = attrs.evolve(base, exclude_ids=superseded)
+
+        def newer(id: int) -> list[str]:
+            if not cmd.include_superseded or id not in superseded:
+                return []
+            return superseded_by(tx, who, id)
+
         descriptions = tx.space_descriptions(ordered)
         wheres = {s: attrs.evolve(base, spaces=frozenset({s})) for s in ordered}
         counts = {s: tx.count_memories(wheres[s]) for s in ordered}
@@ -201,6 +219,7 @@ def memory_context(app: App, who: Principal, cmd: MemoryContext) -> dict[str, An
                 count=counts[space],
                 described=described is not None,
                 ages=ages,
+                newer=newer,
             )
             omitted += counts[space] - shown
     text = "".join(fitter.pieces) + _footer(omitted, total, budget)

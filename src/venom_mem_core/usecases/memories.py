@@ -9,6 +9,7 @@ Provenance is always the caller's principal: no param can set it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -31,14 +32,17 @@ from ..ports import ERASE_PENDING, ReadTx, StoredVectors, WriteTx
 from ..records import Memory, Principal, Version
 from ..shapes import memory_id, memory_json, version_entry_json
 from .app import App
+from .link_rows import SUPERSEDES, add_link, link_history, superseded_by
 from .sessions import check_session_readable
 from .similar import similar_field
+from .space_states import activate_on_write
 
 __all__ = [
     "add_memory",
     "delete_in",
     "delete_memory",
     "get_memory",
+    "load_checked",
     "memory_history",
     "purge_memory",
     "restore_memory",
@@ -59,7 +63,7 @@ def memory_resource(id: int, memory: Memory | None) -> Resource:
     return Resource.of_memory(id, memory.space, memory.author.principal)
 
 
-def _load_checked(
+def load_checked(
     tx: ReadTx, who: Principal, right: str, id: int, *, include_deleted: bool = False
 ) -> Memory:
     """The memory, after the right is checked; absent (or deleted) is not_found after that."""
@@ -146,8 +150,14 @@ def add_memory(app: App, who: Principal, cmd: AddMemory) -> dict[str, Any]:
     with app.store.write() as tx:
         if cmd.session is not None:
             check_session_readable(tx, who, cmd.session)
+        activate_on_write(tx, cmd.space)  # a write to an inactive space (docs/adr/0042)
+        older = cmd.supersedes or ()
+        for id in older:  # a link needs read on its target (docs/adr/0042)
+            load_checked(tx, who, "read", id)
         existing = tx.find_live_by_content(cmd.space, digest)
         if existing is not None:
+            if _supersede(tx, who, app.clock.now(), existing.id, older):
+                _emit(app, "memory.linked", existing, revision=False)
             return {"id": memory_id(existing.id), "revision": existing.revision, "changed": False}
         now = app.clock.now()
         draft = Memory(
@@ -168,15 +178,29 @@ def add_memory(app: App, who: Principal, cmd: AddMemory) -> dict[str, Any]:
         )
         memory = attrs.evolve(draft, id=tx.insert_memory(draft))
         tx.insert_version(_version(memory, "add", who, now))
+        _supersede(tx, who, now, memory.id, older)
         similar = similar_field(tx, who, memory)
     _emit(app, "memory.added", memory)
     return {"id": memory_id(memory.id), "revision": 1, "changed": True, **similar}
 
 
+def _supersede(tx: WriteTx, who: Principal, now: str, newer: int, older: Sequence[int]) -> bool:
+    """memory.add's ``supersedes``: ``newer`` supersedes each of ``older``, in the add's
+    write; whether a link was new."""
+    if newer in older:
+        raise VenomError.param(
+            "link_self", "supersedes", f"{memory_id(newer)} can't supersede itself"
+        )
+    written = False
+    for id in older:
+        written |= add_link(tx, who, now, source=newer, target=id, relation=SUPERSEDES)
+    return written
+
+
 def get_memory(app: App, who: Principal, cmd: GetMemory) -> dict[str, Any]:
     number, revision = cmd.id, cmd.revision
     with app.store.read() as tx:
-        memory = _load_checked(tx, who, "read", number, include_deleted=cmd.include_deleted)
+        memory = load_checked(tx, who, "read", number, include_deleted=cmd.include_deleted)
         if revision is not None and revision != memory.revision:
             # Revisions only grow, so one above the current is not kept; asking the store for
             # it could also overflow SQLite's 64-bit integers.
@@ -199,7 +223,11 @@ def get_memory(app: App, who: Principal, cmd: GetMemory) -> dict[str, Any]:
                 updated=version.ts,
             )
         embedding = embedding_state(app, tx, memory)
-    return memory_json(memory, embedding=embedding)
+        newer = superseded_by(tx, who, memory.id)
+    out = memory_json(memory, embedding=embedding)
+    if newer:
+        out["superseded_by"] = newer
+    return out
 
 
 def embedding_state(app: App, tx: ReadTx, memory: Memory) -> str:
@@ -217,7 +245,7 @@ def update_memory(app: App, who: Principal, cmd: UpdateMemory) -> dict[str, Any]
     if cmd.content is not None:
         v.check_content_size(cmd.content, app.settings.max_content_bytes)
     with app.store.write() as tx:
-        memory = _load_checked(tx, who, "write", cmd.id)
+        memory = load_checked(tx, who, "write", cmd.id)
         result, updated = update_in(app, tx, who, memory, cmd)
     if updated is not None:
         _emit(app, "memory.updated", updated)
@@ -242,6 +270,7 @@ def update_in(
             changes[name] = value
     if not changes:
         return {"id": id, "revision": memory.revision, "changed": False}, None
+    activate_on_write(tx, memory.space)
     memory = _commit_revision(app, tx, who, memory, "update", **changes)
     similar = similar_field(tx, who, memory) if "content" in changes else {}
     return {"id": id, "revision": memory.revision, "changed": True, **similar}, memory
@@ -249,7 +278,7 @@ def update_in(
 
 def delete_memory(app: App, who: Principal, cmd: DeleteMemory) -> dict[str, Any]:
     with app.store.write() as tx:
-        memory = _load_checked(tx, who, "write", cmd.id)
+        memory = load_checked(tx, who, "write", cmd.id)
         memory = delete_in(app, tx, who, memory, cmd.revision)
     _emit(app, "memory.deleted", memory)
     return {"id": memory_id(cmd.id), "revision": memory.revision, "deleted": memory.deleted}
@@ -266,7 +295,7 @@ def delete_in(app: App, tx: WriteTx, who: Principal, memory: Memory, revision: i
 def restore_memory(app: App, who: Principal, cmd: RestoreMemory) -> dict[str, Any]:
     """Bring a deleted memory back. Restoring a live one changes nothing (ADR 0004)."""
     with app.store.write() as tx:
-        memory = _load_checked(tx, who, "write", cmd.id, include_deleted=True)
+        memory = load_checked(tx, who, "write", cmd.id, include_deleted=True)
         if memory.deleted is None:
             return {"id": memory_id(cmd.id), "revision": memory.revision}
         _check_no_duplicate(tx, memory, memory.content_sha256)
@@ -278,10 +307,14 @@ def restore_memory(app: App, who: Principal, cmd: RestoreMemory) -> dict[str, An
 def memory_history(app: App, who: Principal, cmd: MemoryHistory) -> dict[str, Any]:
     """Kept versions, newest first. A deleted memory's history stays readable."""
     with app.store.read() as tx:
-        memory = _load_checked(tx, who, "read", cmd.id, include_deleted=True)
+        memory = load_checked(tx, who, "read", cmd.id, include_deleted=True)
         versions = tx.list_versions(cmd.id)
+        links = link_history(tx, who, cmd.id)
     kept = [ver for ver in versions if _kept(app, memory, ver.revision)]
-    return {"versions": [version_entry_json(ver) for ver in kept]}
+    out: dict[str, Any] = {"versions": [version_entry_json(ver) for ver in kept]}
+    if links:  # absent without links: RFC-0020's history, exactly
+        out["links"] = links
+    return out
 
 
 def purge_memory(app: App, who: Principal, cmd: PurgeMemory) -> dict[str, Any]:

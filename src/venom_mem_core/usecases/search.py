@@ -16,6 +16,7 @@ from ..commands import Filters, ListMemories, SearchMemories
 from ..errors import VenomError
 from ..fusion import FUSIONS, fuse_lists
 from ..grants import Access, Resource, check, readable_memories
+from ..ids import id_number
 from ..ports import MemoryFilter, ReadTx
 from ..ranking import (
     LIST_DEPTH,
@@ -31,7 +32,9 @@ from ..records import Hit, Memory, Principal
 from ..search_options import COLUMN_WEIGHTS
 from ..shapes import hit_json, memory_id
 from .app import App
+from .link_rows import superseded_by
 from .sessions import check_session_readable, lineage
+from .space_states import inactive_left_out
 
 __all__ = ["embed_text", "list_memories", "query_text", "search_memories"]
 
@@ -58,7 +61,23 @@ def _filter(tx: ReadTx, who: Principal, cmd: Filters, *, include_deleted: bool) 
         importances=_set(cmd.importances),
         branch=cmd.branch,
         include_deleted=include_deleted,
+        exclude_ids=frozenset() if cmd.include_superseded else tx.superseded_ids(),
+        exclude_spaces=inactive_left_out(tx, cmd.spaces),
     )
+
+
+def _marked(
+    tx: ReadTx, who: Principal, cmd: Filters, hits: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """With ``include_superseded``, each superseded hit says by what (docs/adr/0042)."""
+    if not cmd.include_superseded or not hits:
+        return hits
+    superseded = tx.superseded_ids()
+    for hit in hits:
+        number = id_number(hit["id"], "m")
+        if number is not None and number in superseded:
+            hit["superseded_by"] = superseded_by(tx, who, number)
+    return hits
 
 
 def _set(items: tuple[str, ...] | None) -> frozenset[str] | None:
@@ -147,22 +166,23 @@ def search_memories(app: App, who: Principal, cmd: SearchMemories) -> dict[str, 
             vector_hits = [(i, sim) for i, sim in vector_hits if i not in stale]
         ranked = [f.id for f in fused if f.fts_rank is not None]
         snippets = {i: bounded_snippet(s) for i, s in tx.text_snippets(tokens, ranked).items()}
-    results = []
-    for f in fused:
-        memory = memories[f.id]
-        assert memory is not None  # stale ones were dropped above
-        results.append(
-            hit_json(
-                Hit(
-                    memory=memory,
-                    snippet=snippets.get(f.id) or preview(memory.content),
-                    score=f.score,
-                    fts_rank=f.fts_rank,
-                    vector_rank=f.vector_rank,
-                    similarity=f.similarity,
+        results = []
+        for f in fused:
+            memory = memories[f.id]
+            assert memory is not None  # stale ones were dropped above
+            results.append(
+                hit_json(
+                    Hit(
+                        memory=memory,
+                        snippet=snippets.get(f.id) or preview(memory.content),
+                        score=f.score,
+                        fts_rank=f.fts_rank,
+                        vector_rank=f.vector_rank,
+                        similarity=f.similarity,
+                    )
                 )
             )
-        )
+        results = _marked(tx, who, cmd, results)
     out: dict[str, Any] = {"mode": "vector" if mode == "vector" else "fts"}
     if use_vectors and mode == "auto":
         out["mode"] = "hybrid"
@@ -177,8 +197,7 @@ def list_memories(app: App, who: Principal, cmd: ListMemories) -> dict[str, Any]
     with app.store.read() as tx:
         where = _filter(tx, who, cmd, include_deleted=cmd.include_deleted)
         rows = tx.list_memories(where, cmd.after, limit + 1)
-    page = rows[:limit]
-    return {
-        "memories": [hit_json(Hit(memory=m, snippet=_preview(m)), search=False) for m in page],
-        "next": memory_id(page[-1].id) if len(rows) > limit else None,
-    }
+        page = rows[:limit]
+        hits = [hit_json(Hit(memory=m, snippet=_preview(m)), search=False) for m in page]
+        hits = _marked(tx, who, cmd, hits)
+    return {"memories": hits, "next": memory_id(page[-1].id) if len(rows) > limit else None}

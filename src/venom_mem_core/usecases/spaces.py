@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..commands import DescribeSpace, ListSpaces, StoreStatus
+from ..commands import ActivateSpace, DeactivateSpace, DescribeSpace, ListSpaces, StoreStatus
 from ..grants import Access, Resource, check
 from ..ports import SpaceSummary
-from ..records import Principal, SpaceDescription
+from ..records import InactiveSpace, Principal, SpaceDescription
 from .app import App
+from .space_states import activate_on_write
 
-__all__ = ["describe_space", "list_spaces", "store_status"]
+__all__ = [
+    "activate_space",
+    "deactivate_space",
+    "describe_space",
+    "list_spaces",
+    "store_status",
+]
 
 
 def _space_access(who: Principal) -> Access:
@@ -33,11 +40,17 @@ def list_spaces(app: App, who: Principal, cmd: ListSpaces) -> dict[str, Any]:
     if access.nothing:
         return {"spaces": []}
     with app.store.read() as tx:
-        summaries = tx.space_summaries(access)
-    return {"spaces": [_space_json(s) for s in summaries]}
+        summaries = {s.space: s for s in tx.space_summaries(access)}
+        inactive = tx.inactive_spaces()
+    # An inactive space is listed even when it holds nothing the caller can read, as a
+    # described one is, so that it can be found and activated again.
+    for space, state in inactive.items():
+        if space not in summaries and (access.everything or space in access.spaces):
+            summaries[space] = SpaceSummary(space=space, memories=0, updated=state.since)
+    return {"spaces": [_space_json(summaries[s], s in inactive) for s in sorted(summaries)]}
 
 
-def _space_json(summary: SpaceSummary) -> dict[str, Any]:
+def _space_json(summary: SpaceSummary, inactive: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
         "space": summary.space,
         "memories": summary.memories,
@@ -45,7 +58,31 @@ def _space_json(summary: SpaceSummary) -> dict[str, Any]:
     }
     if summary.description is not None:
         out["description"] = summary.description
+    if inactive:  # absent while active: space.list reads as RFC-0020's until one is not
+        out["active"] = False
     return out
+
+
+def deactivate_space(app: App, who: Principal, cmd: DeactivateSpace) -> dict[str, Any]:
+    """Leave a space out of reads that name none; needs write on it (docs/adr/0042)."""
+    check(who, "write", Resource.of_space(cmd.space))
+    with app.store.write() as tx:
+        changed = cmd.space not in tx.inactive_spaces()
+        if changed:
+            state = InactiveSpace(space=cmd.space, by=who.provenance, since=app.clock.now())
+            tx.set_space_inactive(state)
+    if changed:
+        app.events.emit("space.deactivated", f"space:{cmd.space}", {"space": cmd.space})
+    return {"space": cmd.space, "active": False, "changed": changed}
+
+
+def activate_space(app: App, who: Principal, cmd: ActivateSpace) -> dict[str, Any]:
+    check(who, "write", Resource.of_space(cmd.space))
+    with app.store.write() as tx:
+        changed = activate_on_write(tx, cmd.space)
+    if changed:
+        app.events.emit("space.activated", f"space:{cmd.space}", {"space": cmd.space})
+    return {"space": cmd.space, "active": True, "changed": changed}
 
 
 def describe_space(app: App, who: Principal, cmd: DescribeSpace) -> dict[str, Any]:
@@ -56,6 +93,7 @@ def describe_space(app: App, who: Principal, cmd: DescribeSpace) -> dict[str, An
     space, description = cmd.space, cmd.description
     check(who, "write", Resource.of_space(space))
     with app.store.write() as tx:
+        activate_on_write(tx, space)
         current = tx.space_descriptions([space]).get(space)
         old = current.description if current is not None else ""
         if old == description:

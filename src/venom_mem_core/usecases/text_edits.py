@@ -19,7 +19,7 @@ from ..records import Memory, Principal
 from ..shapes import memory_id
 from ..text_match import TextMatch, match_text
 from .app import App
-from .memories import _emit, _load_checked, delete_in, update_in
+from .memories import _emit, delete_in, load_checked, update_in
 
 __all__ = ["forget_memory", "replace_memory"]
 
@@ -41,7 +41,7 @@ def _match(tx: ReadTx, who: Principal, space: str, old_text: str) -> tuple[TextM
     check(who, "write", Resource.of_space(space))
     where = MemoryFilter(access=readable_memories(who), spaces=frozenset({space}))
     found = match_text(_live(tx, where), old_text, space)
-    return found, _load_checked(tx, who, "write", found.memory.id)
+    return found, load_checked(tx, who, "write", found.memory.id)
 
 
 def replace_memory(app: App, who: Principal, cmd: ReplaceMemory) -> dict[str, Any]:
