@@ -291,6 +291,7 @@ def _replay(
         if first[key]:
             add[key] = first[key]
     add["importance"] = first["importance"]
+    add["origin"] = _origin(line)
     if session is not None and "session" in line:
         add["session"] = session
     yield "memory.add", add
@@ -305,6 +306,20 @@ def _replay(
             yield "memory.delete", {"id": memory, "revision": 1}
         else:
             yield "memory.restore", {"id": memory}
+
+
+def _origin(line: ImportLine) -> Any:
+    """What the source said of the memory: a line's own ``origin`` as it is (an import of an
+    import keeps the first source), else the exported memory's author, time and ID."""
+    if "origin" in line:
+        return line["origin"]
+    out: dict[str, Any] = {"format": "venom", "id": line["id"]}
+    author = line.get("author")
+    if isinstance(author, dict):
+        out["author"] = author.get("label") or author.get("principal")
+    if "created" in line:
+        out["created"] = line["created"]
+    return out
 
 
 def _add(conn: Connection, line: ImportLine, space: str, session: str | None) -> bool:

@@ -467,7 +467,7 @@ class InMemoryStore:
     def describe(self) -> dict[str, Any]:
         return {
             "path": ":memory:",
-            "schema_version": 2,
+            "schema_version": 3,
             "sqlite_version": "none",
             "engine": "in-memory",
             "bytes": 0,

@@ -20,6 +20,7 @@ from .grammar import (
     ISSUABLE_GRANTS,
     KIND,
     MAX_ISSUED_TTL_S,
+    ORIGIN,
     RELATION,
     SPACE,
     TAGS,
@@ -77,6 +78,7 @@ _MEMORY_FIELDS = (
     _f("session", "Session it came from", STR, False),
     _f("created", "RFC 3339 UTC", STR),
     _f("updated", "RFC 3339 UTC", STR),
+    _f("origin", "What an imported memory's source said of it; absent when none", ORIGIN, False),
 )
 MEMORY = _obj(
     *_MEMORY_FIELDS,
@@ -204,6 +206,12 @@ MEMORY_VERBS = (
             # No manifest default: a request without it stays RFC-0020's request, byte for byte.
             Param("importance", IMPORTANCE_PARAM_SUMMARY, IMPORTANCE),
             Param("branches", BRANCHES_PARAM_SUMMARY, BRANCHES),
+            Param(
+                "origin",
+                "For an import: the source's format, author, created time and ID, kept as "
+                "claims (author and times stay the caller's)",
+                ORIGIN,
+            ),
         ),
         result=CHANGE,
         errors=(E_SPACE, E_TAG, E_BRANCH, E_SECRET, E_NF_SESSION, E_BUSY),

@@ -86,7 +86,7 @@ def test_mem_01_doctor_reports_store_path_and_schema_version(world: World) -> No
 
     status = world.ok("store", "status")
     assert status["path"] == str(world.store)
-    assert status["schema_version"] == 2
+    assert status["schema_version"] == 3
     major, minor, *_ = (int(n) for n in status["sqlite_version"].split("."))
     assert (major, minor) >= (3, 42)
     assert status["sqlite_version"] in checks["store.sqlite"]["message"]

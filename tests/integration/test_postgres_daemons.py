@@ -211,7 +211,7 @@ def test_doctor_warns_about_purge_and_names_no_credentials(
     assert report["status"] == 1
     status = a.ok("store", "status", token="@owner")
     assert status["path"].startswith("postgresql:///postgres?options=")
-    assert status["schema_version"] == 2
+    assert status["schema_version"] == 3
     # RFC-0020's field stays, and says none; the engine and its version are beside it, and
     # doctor names the same version.
     assert status["sqlite_version"] == "none"

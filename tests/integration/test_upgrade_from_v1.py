@@ -20,7 +20,7 @@ def test_the_daemon_upgrades_a_version_1_store_before_it_serves(world: World) ->
 
     first = world.ok("memory", "get", "--id", "m1")  # starts the daemon, which migrates
     assert (first["revision"], first["importance"], first["branches"]) == (3, "normal", [])
-    assert world.ok("store", "status")["schema_version"] == 2
+    assert world.ok("store", "status")["schema_version"] == 3
     backup = Path(f"{world.store}.bak-1")
     assert os.lstat(backup).st_mode & 0o777 == 0o600
 

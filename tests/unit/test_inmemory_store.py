@@ -23,7 +23,7 @@ def store() -> Iterator[InMemoryStore]:
 def test_describe(store: InMemoryStore) -> None:
     assert store.describe() == {
         "path": ":memory:",
-        "schema_version": 2,
+        "schema_version": 3,
         "sqlite_version": "none",
         "engine": "in-memory",
         "bytes": 0,

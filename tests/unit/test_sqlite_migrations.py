@@ -44,7 +44,7 @@ def _stdlib_db(path: Path, *statements: str) -> None:
     path.chmod(0o600)
 
 
-def _v2_store(path: Path) -> None:
+def _v3_store(path: Path) -> None:
     with SqliteStore.open(path) as store, store.write() as tx:
         tx.set_meta("marker", "kept")
 
@@ -72,7 +72,7 @@ def test_newer_database_refused_and_untouched(tmp_path: Path, wal: bool) -> None
     _stdlib_db(
         path,
         f"PRAGMA application_id = {APPLICATION_ID}",
-        "PRAGMA user_version = 3",
+        "PRAGMA user_version = 4",
         "CREATE TABLE future (x)",
         *(["PRAGMA journal_mode = WAL"] if wal else []),
     )
@@ -81,8 +81,8 @@ def test_newer_database_refused_and_untouched(tmp_path: Path, wal: bool) -> None
         SqliteStore.open(path)
     assert info.value.code == "unsupported.store_schema"
     assert info.value.exit_code == 10
-    assert info.value.data["found"] == 3
-    assert info.value.data["supported"] == 2
+    assert info.value.data["found"] == 4
+    assert info.value.data["supported"] == 3
     _untouched(path, before)
 
 
@@ -100,7 +100,7 @@ def test_a_refused_database_with_a_leftover_wal_gets_no_shm(
     writer = sqlite3.connect(made / "store.db")
     writer.execute("PRAGMA journal_mode = WAL")
     writer.execute(f"PRAGMA application_id = {application_id}")
-    writer.execute("PRAGMA user_version = 3")
+    writer.execute("PRAGMA user_version = 4")
     writer.execute("CREATE TABLE future (x)")
     writer.commit()
     writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -159,7 +159,7 @@ def test_other_sqlite_database_refused_and_untouched(
 # -- 0 -> 1 ----------------------------------------------------------------------------------
 
 
-def test_empty_file_and_empty_sqlite_database_become_schema_2(tmp_path: Path) -> None:
+def test_empty_file_and_empty_sqlite_database_become_schema_3(tmp_path: Path) -> None:
     directory = _directory(tmp_path)
     empty_file = directory / "a.db"
     empty_file.touch(mode=0o600)
@@ -167,13 +167,13 @@ def test_empty_file_and_empty_sqlite_database_become_schema_2(tmp_path: Path) ->
     _stdlib_db(empty_db, "PRAGMA user_version = 0")
     for path in (empty_file, empty_db):
         with SqliteStore.open(path) as store:
-            assert store.describe()["schema_version"] == 2
-        # Nothing to back up on a new database, before either step.
-        assert not Path(f"{path}.bak-0").exists()
-        assert not Path(f"{path}.bak-1").exists()
+            assert store.describe()["schema_version"] == 3
+        # Nothing to back up on a new database, before any step.
+        for version in (0, 1, 2):
+            assert not Path(f"{path}.bak-{version}").exists()
 
 
-# -- 2 -> 3, synthetic -----------------------------------------------------------------------
+# -- 3 -> 4, synthetic -----------------------------------------------------------------------
 
 
 def _add_notes(connection: apsw.Connection) -> None:
@@ -183,16 +183,16 @@ def _add_notes(connection: apsw.Connection) -> None:
 
 def test_synthetic_migration_backs_up_then_applies(tmp_path: Path) -> None:
     path = _directory(tmp_path) / "store.db"
-    _v2_store(path)
+    _v3_store(path)
     ladder = (*DEFAULT_MIGRATIONS, Migration(name="add notes", apply=_add_notes))
     with SqliteStore.open(path, migrations=ladder) as store:
-        assert store.describe()["schema_version"] == 3
+        assert store.describe()["schema_version"] == 4
         with store.read() as tx:
             assert tx.get_meta("marker") == "kept"
             assert tx._rows("SELECT text FROM notes") == [("kept",)]
-    backup = Path(f"{path}.bak-2")
+    backup = Path(f"{path}.bak-3")
     assert os.lstat(backup).st_mode & 0o777 == 0o600
-    assert _user_version(backup) == 2
+    assert _user_version(backup) == 3
     check = sqlite3.connect(backup)
     try:
         assert check.execute("SELECT value FROM meta WHERE key = 'marker'").fetchone() == ("kept",)
@@ -214,29 +214,29 @@ def test_synthetic_migration_backs_up_then_applies(tmp_path: Path) -> None:
 def _half_then_fail(connection: apsw.Connection) -> None:
     connection.execute("CREATE TABLE half_done (x)")
     connection.execute("UPDATE meta SET value = 'changed' WHERE key = 'marker'")
-    raise RuntimeError("step 2 -> 3 broke halfway")
+    raise RuntimeError("step 3 -> 4 broke halfway")
 
 
 def test_failing_migration_leaves_the_old_schema(tmp_path: Path) -> None:
     path = _directory(tmp_path) / "store.db"
-    _v2_store(path)
+    _v3_store(path)
     ladder = (*DEFAULT_MIGRATIONS, Migration(name="breaks", apply=_half_then_fail))
     with pytest.raises(VenomError) as info:
         SqliteStore.open(path, migrations=ladder)
     assert info.value.code == "failed.store_migration"
     assert info.value.exit_code == 1
-    assert info.value.data == {"path": str(path), "from": 2, "to": 3}
-    assert "step 2 -> 3 broke halfway" in info.value.message
-    assert _user_version(path) == 2
+    assert info.value.data == {"path": str(path), "from": 3, "to": 4}
+    assert "step 3 -> 4 broke halfway" in info.value.message
+    assert _user_version(path) == 3
     with SqliteStore.open(path) as store, store.read() as tx:
         assert tx.get_meta("marker") == "kept"
         assert tx._rows("SELECT name FROM sqlite_schema WHERE name = 'half_done'") == []
-    assert Path(f"{path}.bak-2").exists()
+    assert Path(f"{path}.bak-3").exists()
     # A second attempt replaces the earlier backup with a fresh, complete one.
     with pytest.raises(VenomError):
         SqliteStore.open(path, migrations=ladder)
-    assert _user_version(Path(f"{path}.bak-2")) == 2
-    assert not Path(f"{path}.bak-2.partial").exists()
+    assert _user_version(Path(f"{path}.bak-3")) == 3
+    assert not Path(f"{path}.bak-3.partial").exists()
 
 
 # -- 1 -> 2, from a real version-1 store -----------------------------------------------------
@@ -267,7 +267,7 @@ def _v1_rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
         out = {}
         for table, key in V1_TABLES.items():
             names = [r[1] for r in connection.execute(f"PRAGMA table_info({table})")]
-            names = [n for n in names if n not in ("importance", "branches")]
+            names = [n for n in names if n not in ("importance", "branches", "origin")]
             out[table] = connection.execute(
                 f"SELECT {', '.join(names)} FROM {table} ORDER BY {key}"
             ).fetchall()
@@ -291,7 +291,7 @@ def test_version_1_store_upgrades_keeping_every_row(tmp_path: Path) -> None:
     path = _fixture_copy(tmp_path)
     before = _v1_rows(path)
     with SqliteStore.open(path) as store:
-        assert store.describe()["schema_version"] == 2
+        assert store.describe()["schema_version"] == 3
     after = _v1_rows(path)
     assert after == before
     check = sqlite3.connect(path)

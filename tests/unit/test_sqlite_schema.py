@@ -30,7 +30,7 @@ def test_application_id_and_user_version(conn: apsw.Connection) -> None:
     assert APPLICATION_ID == 1447904589
     assert APPLICATION_ID.to_bytes(4, "big") == b"VMEM"
     assert conn.pragma("application_id") == 1447904589
-    assert conn.pragma("user_version") == 2
+    assert conn.pragma("user_version") == 3
 
 
 def test_meta_starts_the_principal_counter(conn: apsw.Connection) -> None:
@@ -77,7 +77,7 @@ def test_columns_as_the_spec_writes_them(conn: apsw.Connection) -> None:
     assert _columns(conn, "memories") == [
         "id", "space", "kind", "title", "content", "content_sha256", "tags", "revision",
         "principal", "label", "updated_by", "updated_label", "session", "created", "updated",
-        "deleted", "importance", "branches",
+        "deleted", "importance", "branches", "origin",
     ]  # fmt: skip
     assert _columns(conn, "sessions") == [
         "id", "harness", "harness_session", "parent", "relation", "cwd", "principal", "label",

@@ -558,7 +558,7 @@ def test_erase_traces_busy_while_an_old_snapshot_is_held(store: SqliteStore) -> 
 def test_describe(store: SqliteStore) -> None:
     facts = store.describe()
     assert facts["path"] == str(store.path)
-    assert facts["schema_version"] == 2
+    assert facts["schema_version"] == 3
     assert facts["sqlite_version"] == apsw.sqlite_lib_version()
     assert facts["engine"] == f"sqlite {apsw.sqlite_lib_version()}"
     assert facts["bytes"] >= store.path.stat().st_size > 0

@@ -24,7 +24,7 @@ import psycopg
 from venom_mem_core.errors import VenomError
 
 from .errors import translated
-from .schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_V2
+from .schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3
 
 __all__ = ["DEFAULT_MIGRATIONS", "Migration", "migrate", "schema_version"]
 
@@ -53,6 +53,7 @@ def _statements(statements: Sequence[str]) -> Callable[[Connection], None]:
 DEFAULT_MIGRATIONS: tuple[Migration, ...] = (
     Migration(name="create schema 1", apply=_statements(SCHEMA_V1)),
     Migration(name="importance, branches and space descriptions", apply=_statements(SCHEMA_V2)),
+    Migration(name="an imported memory's origin", apply=_statements(SCHEMA_V3)),
 )
 
 

@@ -15,12 +15,14 @@ What changes from the SQLite schema (``sqlite/schema.py``), and why (docs/adr/00
   only, as the FTS5 index does.
 * ``memories_vector_stale`` is a PL/pgSQL trigger with the RFC's condition.
 
-Version 2 adds importance, branches and space descriptions, as SQLite's ladder does.
+Version 2 adds importance, branches and space descriptions, as SQLite's ladder does, and
+version 3 an imported memory's origin (ADR 0040): JSON text, as in SQLite, not ``jsonb``, so
+both stores give back the object as it was written.
 """
 
 from __future__ import annotations
 
-__all__ = ["APPLICATION_ID", "SCHEMA_V1", "SCHEMA_V2"]
+__all__ = ["APPLICATION_ID", "SCHEMA_V1", "SCHEMA_V2", "SCHEMA_V3"]
 
 APPLICATION_ID = "1447904589"  # 0x564D454D, "VMEM", the SQLite store's application_id
 
@@ -148,4 +150,9 @@ SCHEMA_V2: tuple[str, ...] = (
   label       {_TEXT},
   updated     {_TEXT} NOT NULL
 )""",
+)
+
+SCHEMA_V3: tuple[str, ...] = (
+    f"ALTER TABLE memories ADD COLUMN origin {_TEXT}"
+    " CHECK (origin IS NULL OR origin::json IS NOT NULL)",
 )

@@ -26,7 +26,7 @@ from venom_mem_core.errors import VenomError
 from .connection import open_inspection, transaction
 from .errors import translated
 from .paths import backup_path, create_private_file
-from .schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_V2
+from .schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3
 
 __all__ = [
     "DEFAULT_MIGRATIONS",
@@ -55,6 +55,7 @@ def _statements(statements: Sequence[str]) -> Callable[[apsw.Connection], None]:
 DEFAULT_MIGRATIONS: tuple[Migration, ...] = (
     Migration(name="create schema 1", apply=_statements(SCHEMA_V1)),
     Migration(name="importance, branches and space descriptions", apply=_statements(SCHEMA_V2)),
+    Migration(name="an imported memory's origin", apply=_statements(SCHEMA_V3)),
 )
 
 
