@@ -1210,7 +1210,9 @@ SHARED_VERBS = (
 
 # Export and import (docs/adr/0039): the daemon serves the export in pages that fit a frame;
 # the CLI's export and import run in its own process and speak to the daemon as the caller.
-EXPORT_FORMATS = ("venom",)
+# venom: an export file; the others are the peer tools' stores, read as they write them
+# (docs/adr/0040): a memory.jsonl, a directory of Markdown notes, a SQLite database.
+EXPORT_FORMATS = ("venom", "server-memory", "basic-memory", "mcp-memory-service")
 EXPORT_VERBS = (
     Verb(
         "store.export",
@@ -1275,17 +1277,28 @@ EXPORT_VERBS = (
     Verb(
         "import",
         "Write an export file's memories, sessions and space descriptions into this store as "
-        "you. The whole file is checked before the first write; what it already holds is "
-        "skipped.",
+        "you, or another tool's memories (server-memory's memory.jsonl, a basic-memory "
+        "project directory, mcp-memory-service's database) with what it said of them in "
+        "origin. The whole file is checked before the first write; what the store already "
+        "holds is skipped.",
         params=(
-            Param("files", "Export files", Type("array", items=STR), required=True),
+            Param(
+                "files",
+                "Export files (a directory of notes for basic-memory)",
+                Type("array", items=STR),
+                required=True,
+            ),
             Param(
                 "format",
                 "The files' format",
                 Type("string", choices=EXPORT_FORMATS),
                 default="venom",
             ),
-            Param("space", "Put every memory in this space", SPACE),
+            Param(
+                "space",
+                "Put every memory in this space (a peer format's default: imported/<format>)",
+                SPACE,
+            ),
             Param("dry_run", "Only say what would be written", BOOL, default=False),
         ),
         right="write",
