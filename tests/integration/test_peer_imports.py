@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.support.daemon_env import World
 
@@ -28,9 +29,10 @@ def _made(name: str, tool: Path, command: list[str], out: Path) -> Path:
     return out
 
 
-def _search(world: World, query: str) -> dict[str, object]:
+def _search(world: World, query: str) -> dict[str, Any]:
     (hit,) = world.ok("memory", "search", "--query", query, token="@owner")["results"]
-    return hit  # type: ignore[no-any-return]
+    found: dict[str, Any] = hit
+    return found
 
 
 def test_server_memory(world: World, tmp_path: Path) -> None:
@@ -67,7 +69,7 @@ def test_basic_memory(world: World, tmp_path: Path) -> None:
     hit = _search(world, "zigversion")
     assert hit["space"] == "imported/basic-memory"
     assert (hit["title"], hit["kind"]) == ("Zig toolchain", "fact")
-    assert set(hit["tags"]) >= {"zig", "build"}  # type: ignore[arg-type]
+    assert set(hit["tags"]) >= {"zig", "build"}
     assert hit["origin"] == {"format": "basic-memory", "id": "main/projects/zig-toolchain line 14"}
     shown = world.run("memory", "search", "--query", "zigversion", token="@owner", env_extra=WIDE)
     assert "basic-memory main/projects/zig" in shown.stdout
