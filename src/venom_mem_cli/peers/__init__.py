@@ -5,15 +5,9 @@ the line (or row, or note) it could not read; it writes nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
-from venom_mem_core.export_format import ImportLine
+from .lines import Entry, Reader
 
 __all__ = ["DEFAULT_SPACES", "READERS", "Entry", "Reader", "reader"]
-
-# (where, line number, memory line): ``where`` names the place in the source for an error.
-Entry = tuple[str, int, ImportLine]
-Reader = Callable[[str], Iterator[Entry]]
 
 DEFAULT_SPACES = {
     "server-memory": "imported/server-memory",

@@ -15,8 +15,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import Entry
-from .lines import bad, memory_line, tag
+from .lines import Entry, bad, memory_line, tag
 
 __all__ = ["read"]
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from venom_mem_core.errors import VenomError
 from venom_mem_core.export_format import ImportLine
 from venom_mem_core.grammar import KINDS
 
-__all__ = ["bad", "cut", "memory_line", "tag", "title"]
+__all__ = ["Entry", "Reader", "bad", "cut", "memory_line", "tag", "title"]
+
+# (where, line number, memory line): ``where`` names the place in the source for an error.
+Entry = tuple[str, int, ImportLine]
+Reader = Callable[[str], Iterator[Entry]]
 
 _NOT_TAG = re.compile(r"[^a-z0-9-]+")
 

@@ -13,8 +13,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import Entry
-from .lines import bad, memory_line, tag
+from .lines import Entry, bad, memory_line, tag
 
 __all__ = ["read"]
 

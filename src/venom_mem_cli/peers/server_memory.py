@@ -13,8 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from . import Entry
-from .lines import bad, memory_line, tag
+from .lines import Entry, bad, memory_line, tag
 
 __all__ = ["read"]
 
