@@ -79,7 +79,7 @@ def test_mem_01_doctor_reports_store_path_and_schema_version(world: World) -> No
         assert check["status"] == "ok"
         assert check["fix"].startswith(("venom-mem ", "ls "))
     assert checks["store.open"]["message"] == f"Store open at {world.store}"
-    assert checks["store.schema"]["message"] == "Schema version 2"
+    assert checks["store.schema"]["message"] == "Schema version 3"
     assert checks["embeddings.provider"]["message"] == "Embeddings off: full-text search only"
     assert "on-demand" in checks["daemon.lifetime"]["message"].lower()
     assert "300000" in checks["daemon.lifetime"]["message"]
