@@ -22,6 +22,15 @@ NPM_PACKAGES=(
   "opencode-ai@1.18.33"                # tests/integration/test_harness_clis.py
 )
 
+# The peer tools venom-mem imports from (tests/integration/test_peer_imports.py, ADR 0040), in
+# .cache/peers, apart from the harnesses: server-memory from npm; basic-memory (Python 3.12+)
+# and mcp-memory-service (a Python whose sqlite3 loads extensions) each in its own venv.
+PEER_NPM="@modelcontextprotocol/server-memory@2026.8.31"
+PEER_PYPI=(
+  "bm-venv:basic-memory:python3.13 python3.12 $HOME/.pyenv/versions/3.1[2-9]*/bin/python"
+  "mms-venv:mcp-memory-service==12.4.0:/usr/bin/python3.11 python3.11 python3"
+)
+
 missing_apt=()
 for spec in "${APT_PACKAGES[@]}"; do
   pkg=${spec%%:*}
@@ -59,4 +68,50 @@ if [ ${#NPM_PACKAGES[@]} -gt 0 ]; then
     echo "test-deps: no npm on this machine; the tests that need npm packages will skip"
   fi
 fi
+mkdir -p .cache/peers/npm
+if command -v npm >/dev/null 2>&1; then
+  if [ "$(cat .cache/peers/npm/.installed 2>/dev/null)" != "$PEER_NPM" ]; then
+    echo "test-deps: npm install $PEER_NPM (into .cache/peers/npm)"
+    if (cd .cache/peers/npm && { [ -f package.json ] || echo '{"private":true}' > package.json; } &&
+        npm install --no-audit --no-fund --loglevel=error "$PEER_NPM") \
+        >/tmp/venom-mem-test-deps-peers-npm.log 2>&1; then
+      echo "$PEER_NPM" > .cache/peers/npm/.installed
+    else
+      echo "test-deps: npm install $PEER_NPM failed; test_peer_imports uses its committed fixture"
+    fi
+  fi
+fi
+for spec in "${PEER_PYPI[@]}"; do
+  venv=${spec%%:*}
+  rest=${spec#*:}
+  package=${rest%%:*}
+  pythons=${rest#*:}
+  [ "$(cat ".cache/peers/$venv/.installed" 2>/dev/null)" = "$package" ] && continue
+  found=""
+  for python in $pythons; do
+    command -v "$python" >/dev/null 2>&1 || continue
+    if [ "$venv" = bm-venv ]; then
+      probe='import sys; sys.exit(sys.version_info < (3, 12))'
+    else
+      probe='import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)'
+    fi
+    if "$python" -c "$probe" >/dev/null 2>&1; then
+      found=$python
+      break
+    fi
+  done
+  if [ -z "$found" ]; then
+    echo "test-deps: no suitable Python for $package; test_peer_imports uses its committed fixture"
+    continue
+  fi
+  echo "test-deps: pip install $package (into .cache/peers/$venv, $found)"
+  rm -rf ".cache/peers/$venv"
+  if "$found" -m venv ".cache/peers/$venv" &&
+     ".cache/peers/$venv/bin/pip" install --quiet "$package" >/tmp/venom-mem-test-deps-$venv.log 2>&1; then
+    echo "$package" > ".cache/peers/$venv/.installed"
+  else
+    echo "test-deps: pip install $package failed (see /tmp/venom-mem-test-deps-$venv.log)"
+    rm -rf ".cache/peers/$venv"
+  fi
+done
 exit 0

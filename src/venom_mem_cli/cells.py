@@ -24,6 +24,7 @@ __all__ = [
     "is_provenance",
     "is_time",
     "one_line",
+    "origin_text",
     "plain",
     "scalar",
     "when",
@@ -113,6 +114,19 @@ def is_provenance(value: object) -> bool:
     return isinstance(value, dict) and "principal" in value and set(value) <= {"principal", "label"}
 
 
+def origin_text(value: dict[str, Any]) -> str:
+    """An imported memory's origin as one line: ``server-memory Zig pin, by Ada, 2025-01-02``
+    (what the source said, as it said it: its time is not this store's)."""
+    text = one_line(value.get("format", ""))
+    if value.get("id"):
+        text += f" {one_line(value['id'])}"
+    if value.get("author"):
+        text += f", by {one_line(value['author'])}"
+    if value.get("created"):
+        text += f", {one_line(value['created'])}"
+    return text
+
+
 def is_grant(value: object) -> bool:
     return isinstance(value, dict) and set(value) == {"right", "scope"}
 
@@ -129,6 +143,8 @@ def scalar(key: str, value: object, clock: Clock, *, full: bool, long: bool = Fa
         return who(value, long=long)  # type: ignore[arg-type]
     if is_grant(value):
         return f"{one_line(value['right'])}:{one_line(value['scope'])}"  # type: ignore[index]
+    if key == "origin" and isinstance(value, dict):
+        return origin_text(value)
     if isinstance(value, list):
         return ", ".join(scalar(key, item, clock, full=full) for item in value) or (
             "none" if long else ""

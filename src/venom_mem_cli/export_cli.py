@@ -24,6 +24,8 @@ from venom_mem_core.ids import id_number
 from venom_mem_core.manifest import MANIFEST
 from venom_mem_core.validation import check_value
 
+from .peers import DEFAULT_SPACES, Reader, reader
+
 __all__ = ["run_export", "run_import"]
 
 
@@ -89,7 +91,12 @@ def run_import(params: Mapping[str, Any], environ: Mapping[str, str]) -> dict[st
     """Check every file, then import each: a file is written whole or, on a bad line, not at
     all (a failure of the daemon midway leaves what was written, which a re-run skips)."""
     target = params.get("space")
-    plans = [_Plan.read(path, target) for path in params["files"]]
+    form = params.get("format", "venom")
+    if form != "venom":  # a peer's store: always one space, the format's unless named
+        target = target or DEFAULT_SPACES[form]
+        plans = [_Plan.of_peer(path, target, reader(form)) for path in params["files"]]
+    else:
+        plans = [_Plan.read(path, target) for path in params["files"]]
     done = []
     with connect(environ) as conn:
         held = _Held.read(conn, target)
@@ -143,6 +150,21 @@ class _Plan:
         self.sessions: list[tuple[int, int, int]] = []  # (id, line number, offset)
         self.memories: list[tuple[int, int, int]] = []
         self.spaces: list[tuple[int, int]] = []
+        # A peer's lines, converted: held, as its stores are one person's notes (ADR 0040).
+        self.held: list[ImportLine] | None = None
+
+    @classmethod
+    def of_peer(cls, path: str, space: str, read: Reader) -> _Plan:
+        plan = cls(path, space)
+        plan.held = []
+        for where, number, line in read(path):
+            plan._note(line, number, len(plan.held), set(), where=where)
+            plan.held.append(line)
+        if not plan.held:
+            raise VenomError(
+                "invalid_params.import_format", f"{path} holds no memories", {"line": 0}
+            )
+        return plan
 
     @classmethod
     def read(cls, path: str, space: str | None) -> _Plan:
@@ -164,7 +186,15 @@ class _Plan:
         plan.memories.sort()
         return plan
 
-    def _note(self, line: ImportLine, number: int, offset: int, sessions: set[str]) -> None:
+    def _note(
+        self,
+        line: ImportLine,
+        number: int,
+        offset: int,
+        sessions: set[str],
+        *,
+        where: str | None = None,
+    ) -> None:
         kind = line["type"]
         try:
             if kind == "session":
@@ -183,9 +213,12 @@ class _Plan:
             ):
                 raise
             data = {**(error.data or {}), "line": number}
-            raise VenomError(error.code, f"line {number}: {error.message}", data) from None
+            at = where or f"line {number}"
+            raise VenomError(error.code, f"{at}: {error.message}", data) from None
 
     def _line(self, source: IO[bytes], offset: int) -> ImportLine:
+        if self.held is not None:
+            return self.held[offset]
         source.seek(offset)
         parsed: ImportLine = json.loads(source.readline())
         return parsed
@@ -194,7 +227,7 @@ class _Plan:
         counts: Counter[str] = Counter()
         would: list[dict[str, Any]] = []
         sessions: dict[str, str] = {}
-        with open(self.path, "rb") as source:
+        with open(self.path if self.held is None else os.devnull, "rb") as source:
             for _, number, offset in self.sessions:
                 line = self._line(source, offset)
                 key = _session_key(line)
@@ -221,9 +254,10 @@ class _Plan:
                     would.append(
                         {
                             "line": number,
-                            "memory": line["id"],
+                            "memory": line["origin"]["id"] if self.held else line["id"],
                             "space": space,
                             "revisions": len(line["revisions"]),
+                            **({"content": line["revisions"][-1]["content"]} if self.held else {}),
                         }
                     )
                     continue
@@ -291,6 +325,7 @@ def _replay(
         if first[key]:
             add[key] = first[key]
     add["importance"] = first["importance"]
+    add["origin"] = _origin(line)
     if session is not None and "session" in line:
         add["session"] = session
     yield "memory.add", add
@@ -305,6 +340,20 @@ def _replay(
             yield "memory.delete", {"id": memory, "revision": 1}
         else:
             yield "memory.restore", {"id": memory}
+
+
+def _origin(line: ImportLine) -> Any:
+    """What the source said of the memory: a line's own ``origin`` as it is (an import of an
+    import keeps the first source), else the exported memory's author, time and ID."""
+    if "origin" in line:
+        return line["origin"]
+    out: dict[str, Any] = {"format": "venom", "id": line["id"]}
+    author = line.get("author")
+    if isinstance(author, dict):
+        out["author"] = author.get("label") or author.get("principal")
+    if "created" in line:
+        out["created"] = line["created"]
+    return out
 
 
 def _add(conn: Connection, line: ImportLine, space: str, session: str | None) -> bool:

@@ -87,6 +87,22 @@ def _search(r: R, p: R) -> str:
     return f"{count} {noun} {clean(p.get('query', ''))!r}, best first ({r['mode']}{fallback})"
 
 
+def _imported(r: R, _p: R) -> str:
+    """Per file: what is new and what the store already held (a re-run: all present)."""
+    lines = []
+    for f in r["files"]:
+        verb = "would be added" if f.get("dry_run") else "added"
+        lines.append(
+            f"{clean(f['file'])}: {f['skipped']} already present, {f['memories']} {verb}"
+            f" (sessions: {f['sessions_skipped']} already present, {f['sessions']} {verb};"
+            f" space descriptions: {f['spaces_skipped']} already present, {f['spaces']} {verb})"
+        )
+        for w in f.get("would_write", ()):
+            what = ", ".join(f"{k} {clean(v)}" for k, v in w.items() if k != "line")
+            lines.append(f"  line {w['line']}: would write {what}")
+    return "\n".join(lines)
+
+
 def _doctor(r: R, _p: R) -> str:
     statuses = [c.get("status") for c in r.get("checks", [])]
     fails, warns = statuses.count("fail"), statuses.count("warn")
@@ -100,6 +116,7 @@ def _doctor(r: R, _p: R) -> str:
 SENTENCES: dict[str, Callable[[R, R], str]] = {
     "memory.search": _search,
     "doctor": _doctor,
+    "import": _imported,
     "memory.add": _add,
     "memory.update": _update,
     "memory.delete": lambda r, _p: (

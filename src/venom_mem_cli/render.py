@@ -34,7 +34,7 @@ HIDDEN = frozenset(
     {"score", "fts_rank", "vector_rank", "similarity", "source", "updated_by", "content"}
 )
 # Free text: cut to the row with an ellipsis, one line, and the first to give up width.
-FLEXIBLE = frozenset({"snippet", "title", "cwd", "data", "label", "sha256"})
+FLEXIBLE = frozenset({"snippet", "title", "cwd", "data", "label", "sha256", "origin"})
 # Wrapped at blanks (a word too long for the column ends in an ellipsis, never folds).
 WRAPPING = frozenset({"grants", "tags", "changed", "restart_required", "paths", "message"})
 # Lower is kept longer when the terminal is narrow; IDs and spaces (0 and 1) never go.
@@ -42,6 +42,7 @@ PRIORITY = {
     "#": 0, "id": 0, "session": 0, "client": 0, "principal": 0, "seq": 0, "check": 0,
     "space": 1, "type": 1, "status": 1, "harness": 1, "action": 1, "entity": 1,
     "snippet": 1, "title": 2, "message": 2, "grants": 2, "resource": 2, "memories": 2,
+    "origin": 2,
     "revision": 5, "author": 3, "by": 3, "reported_by": 3, "updated": 3, "ts": 3,
     "started": 3, "data": 3, "label": 3, "kind": 4, "parent": 4, "relation": 4,
     "expires": 4, "ended": 4, "cwd": 5, "tags": 5, "created": 5, "bytes": 5,
@@ -208,7 +209,13 @@ def _flatten(scalars: Mapping[str, Any], *, dotted: bool = False) -> Iterator[tu
     the keys are (``daemon.idle_timeout_ms``, which config set takes), and ``config get``'s
     ``value`` is labelled by its ``key``."""
     for key, value in scalars.items():
-        if isinstance(value, dict) and value and not is_provenance(value) and not is_grant(value):
+        if (
+            isinstance(value, dict)
+            and value
+            and not is_provenance(value)
+            and not is_grant(value)
+            and key != "origin"  # one line, as the source said it (cells.origin_text)
+        ):
             prefix = str(scalars.get("key") or "") if key == "value" else key
             for label, inner_key, inner in _flatten(value, dotted=True):
                 yield (f"{prefix}.{label}" if prefix else label), inner_key, inner

@@ -33,7 +33,7 @@ import attrs
 
 from .manifest import MANIFEST
 from .manifest_types import Param, Type, Verb
-from .records import Grant
+from .records import Grant, Origin
 
 __all__ = [
     "COMMANDS",
@@ -91,7 +91,10 @@ PrincipalId = NewType("PrincipalId", int)  # g<N>
 ID_PREFIXES: Mapping[object, str] = {MemoryId: "m", SessionId: "s", PrincipalId: "g"}
 _ID_TYPES: Mapping[str, object] = {prefix: t for t, prefix in ID_PREFIXES.items()}
 # The record an object param's items become, by their members' names.
-_RECORDS: Mapping[tuple[str, ...], type] = {("right", "scope"): Grant}
+_RECORDS: Mapping[tuple[str, ...], type] = {
+    ("right", "scope"): Grant,
+    ("format", "author", "created", "id"): Origin,
+}
 _SCALARS: Mapping[str, type] = {"string": str, "integer": int, "boolean": bool, "number": float}
 
 Strings = tuple[str, ...]
@@ -111,17 +114,24 @@ class Command:
 C = TypeVar("C", bound=Command)
 
 
+def _record(verb: Verb, name: str, type_: Type) -> type:
+    record = _RECORDS.get(tuple(f.name for f in type_.fields))
+    if record is None:
+        raise TypeError(f"verb {verb.name}: no record for param {name}")
+    return record
+
+
 def _item_type(verb: Verb, name: str, type_: Type) -> Any:
     if type_.id_prefix is not None:
         return _ID_TYPES[type_.id_prefix]
     if type_.kind == "array" and type_.items is not None:
         items = type_.items
         if items.kind == "object":
-            record = _RECORDS.get(tuple(f.name for f in items.fields))
-            if record is None:
-                raise TypeError(f"verb {verb.name}: no record for the items of param {name}")
+            record = _record(verb, name, items)
             return tuple[record, ...]  # type: ignore[valid-type]  # a class, at run time
         return tuple[_item_type(verb, name, items), ...]  # type: ignore[misc]
+    if type_.kind == "object" and type_.fields:
+        return _record(verb, name, type_)
     scalar = _SCALARS.get(type_.kind)
     if scalar is None:
         raise TypeError(f"verb {verb.name}: param {name} has no command type ({type_.kind})")
@@ -244,6 +254,7 @@ class AddMemory(Command):
     importance: str | None  # normal, said by the use case (the manifest names none)
     branches: Strings | None
     supersedes: tuple[MemoryId, ...] | None
+    origin: Origin | None
 
 
 @derived("memory.get")

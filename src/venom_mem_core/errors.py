@@ -10,7 +10,7 @@ exit code (CONTRACT section 3)::
     │                                branch, query, relation, link_relation, link_self,
     │                                secret_content, client_right, old_text, grant_scope,
     │                                embeddings_url, config, store_url, cursor, file,
-    │                                import_format, import_line, import_version
+    │                                import_format, import_line, import_version, origin
     ├── not_found.*         exit 3   memory, memory_revision, memory_text, session, client,
     │                                principal, link
     ├── denied.*            exit 4   read, write, admin, files, token, hello, startup_context,

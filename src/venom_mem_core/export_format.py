@@ -10,7 +10,7 @@ from typing import Any
 
 from .errors import VenomError
 from .records import Memory, Session, SpaceDescription, Version
-from .shapes import memory_id, provenance_json, session_id, session_json
+from .shapes import memory_id, origin_json, provenance_json, session_id, session_json
 
 __all__ = [
     "FORMAT",
@@ -54,6 +54,8 @@ def memory_line(memory: Memory, versions: Sequence[Version]) -> dict[str, Any]:
         out["session"] = session_id(memory.session)
     if memory.deleted is not None:
         out["deleted"] = memory.deleted
+    if memory.origin is not None:
+        out["origin"] = origin_json(memory.origin)
     out["revisions"] = [_revision(v) for v in sorted(versions, key=lambda v: v.revision)]
     return out
 
@@ -134,6 +136,8 @@ def _check_memory(value: Mapping[str, Any], number: int) -> None:
     if "session" in value:
         _need(value, number, ("session",), str)
         _id(value["session"], "s", number)
+    if "origin" in value and not isinstance(value["origin"], dict):
+        raise _bad(number, "has an origin that is not an object")
     revisions = value.get("revisions")
     if not isinstance(revisions, list) or not revisions:
         raise _bad(number, "has no revisions")

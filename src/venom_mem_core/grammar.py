@@ -35,6 +35,7 @@ __all__ = [
     "MAX_ISSUED_TTL_S",
     "MAX_SPACE_BYTES",
     "MAX_TAGS",
+    "ORIGIN",
     "RELATION",
     "RELATIONS",
     "SECRET_PATTERN",
@@ -153,6 +154,22 @@ BRANCH = Type(
     rule="be a git branch name (git check-ref-format --branch)",
 )
 BRANCHES = Type("array", items=BRANCH, max_items=MAX_BRANCHES, unique=True)
+# What an imported memory's source said of it (docs/adr/0040): claims kept as text, bounded
+# and one line each; the source format is a lower name, so a reader can branch on it.
+ORIGIN = Type(
+    "object",
+    fields=(
+        Field(
+            "format",
+            "The source's format, such as server-memory",
+            Type("string", pattern=_LOWER_NAME, code="origin", rule="be a lowercase name"),
+            required=True,
+        ),
+        Field("author", "Who the source says wrote it", _one_line(256, min_bytes=1), False),
+        Field("created", "When the source says it was made", _one_line(64, min_bytes=1), False),
+        Field("id", "Its ID or name in the source", _one_line(512, min_bytes=1), False),
+    ),
+)
 
 
 def _grants(rights: tuple[str, ...]) -> Type:

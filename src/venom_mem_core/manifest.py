@@ -22,6 +22,7 @@ from .grammar import (
     LINK_RELATION,
     LINK_RELATIONS,
     MAX_ISSUED_TTL_S,
+    ORIGIN,
     RELATION,
     SPACE,
     TAGS,
@@ -79,6 +80,7 @@ _MEMORY_FIELDS = (
     _f("session", "Session it came from", STR, False),
     _f("created", "RFC 3339 UTC", STR),
     _f("updated", "RFC 3339 UTC", STR),
+    _f("origin", "What an imported memory's source said of it; absent when none", ORIGIN, False),
 )
 MEMORY = _obj(
     *_MEMORY_FIELDS,
@@ -216,6 +218,7 @@ E_NF_LINK = _e("not_found.link", "No such live link")
 E_LINK_SELF = _e("invalid_params.link_self", "A link joins two different memories")
 E_LINK_RELATION = _e("invalid_params.link_relation", "Not one of the link relations")
 E_INACTIVE = _e("conflict.space_inactive", "The space is inactive: space.activate it first")
+E_ORIGIN = _e("invalid_params.origin", "An origin whose format isn't a lowercase name")
 
 FILTER_PARAMS = (
     Param("spaces", "Only these spaces", Type("array", items=SPACE)),
@@ -277,9 +280,25 @@ MEMORY_VERBS = (
                 "Memories this one replaces, linked in the same write: they stop being quoted",
                 Type("array", items=MEMORY_ID, max_items=16, unique=True),
             ),
+            Param(
+                "origin",
+                "For an import: the source's format, author, created time and ID, kept as "
+                "claims (author and times stay the caller's)",
+                ORIGIN,
+            ),
         ),
         result=CHANGE,
-        errors=(E_SPACE, E_TAG, E_BRANCH, E_SECRET, E_NF_SESSION, E_NF_MEMORY, E_BUSY),
+        errors=(
+            E_SPACE,
+            E_TAG,
+            E_BRANCH,
+            E_SECRET,
+            E_NF_SESSION,
+            E_NF_MEMORY,
+            E_LINK_SELF,
+            E_ORIGIN,
+            E_BUSY,
+        ),
         right="write",
         resource="space",
         starts_daemon=True,
@@ -1474,7 +1493,9 @@ SHARED_VERBS = (
 
 # Export and import (docs/adr/0039): the daemon serves the export in pages that fit a frame;
 # the CLI's export and import run in its own process and speak to the daemon as the caller.
-EXPORT_FORMATS = ("venom",)
+# venom: an export file; the others are the peer tools' stores, read as they write them
+# (docs/adr/0040): a memory.jsonl, a directory of Markdown notes, a SQLite database.
+EXPORT_FORMATS = ("venom", "server-memory", "basic-memory", "mcp-memory-service")
 EXPORT_VERBS = (
     Verb(
         "store.export",
@@ -1590,17 +1611,28 @@ EXPORT_VERBS = (
     Verb(
         "import",
         "Write an export file's memories, sessions and space descriptions into this store as "
-        "you. The whole file is checked before the first write; what it already holds is "
-        "skipped.",
+        "you, or another tool's memories (server-memory's memory.jsonl, a basic-memory "
+        "project directory, mcp-memory-service's database) with what it said of them in "
+        "origin. The whole file is checked before the first write; what the store already "
+        "holds is skipped.",
         params=(
-            Param("files", "Export files", Type("array", items=STR), required=True),
+            Param(
+                "files",
+                "Export files (a directory of notes for basic-memory)",
+                Type("array", items=STR),
+                required=True,
+            ),
             Param(
                 "format",
                 "The files' format",
                 Type("string", choices=EXPORT_FORMATS),
                 default="venom",
             ),
-            Param("space", "Put every memory in this space", SPACE),
+            Param(
+                "space",
+                "Put every memory in this space (a peer format's default: imported/<format>)",
+                SPACE,
+            ),
             Param("dry_run", "Only say what would be written", BOOL, default=False),
         ),
         right="write",

@@ -26,6 +26,7 @@ __all__ = [
     "InactiveSpace",
     "Link",
     "Memory",
+    "Origin",
     "Principal",
     "Provenance",
     "Session",
@@ -78,6 +79,16 @@ class Principal:
 
 
 @attrs.frozen(kw_only=True)
+class Origin:
+    """What an imported memory's source said of it: claims, never provenance (ADR 0040)."""
+
+    format: str
+    author: str | None = None
+    created: str | None = None
+    id: str | None = None
+
+
+@attrs.frozen(kw_only=True)
 class Memory:
     id: int
     space: str
@@ -96,6 +107,7 @@ class Memory:
     created: str
     updated: str
     deleted: str | None = None
+    origin: Origin | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -6,13 +6,14 @@ Absent members are absent, never null: ``title`` when empty, ``session``, ``labe
 ``importance`` and ``branches`` (ADR 0017): memory.get always carries both; a hit carries
 ``importance`` only when it isn't ``normal`` and ``branches`` only when there are some, so a
 hit of a memory that uses neither is exactly RFC-0020's (its section 1 transcript pins it).
+``origin`` (ADR 0040) is present only on an imported memory that was given one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .records import Client, Grant, Hit, Memory, Provenance, Session, Version
+from .records import Client, Grant, Hit, Memory, Origin, Provenance, Session, Version
 from .validation import utf8_len
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "hit_json",
     "memory_id",
     "memory_json",
+    "origin_json",
     "provenance_json",
     "session_id",
     "session_json",
@@ -40,6 +42,15 @@ def provenance_json(p: Provenance) -> dict[str, Any]:
     out: dict[str, Any] = {"principal": p.principal}
     if p.label is not None:
         out["label"] = p.label
+    return out
+
+
+def origin_json(o: Origin) -> dict[str, str]:
+    out = {"format": o.format}
+    for name in ("author", "created", "id"):
+        value = getattr(o, name)
+        if value is not None:
+            out[name] = value
     return out
 
 
@@ -63,6 +74,8 @@ def _memory_common(m: Memory, *, full: bool) -> dict[str, Any]:
         out["session"] = session_id(m.session)
     out["created"] = m.created
     out["updated"] = m.updated
+    if m.origin is not None:
+        out["origin"] = origin_json(m.origin)
     return out
 
 

@@ -268,7 +268,7 @@ def _v1_rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
         out = {}
         for table, key in V1_TABLES.items():
             names = [r[1] for r in connection.execute(f"PRAGMA table_info({table})")]
-            names = [n for n in names if n not in ("importance", "branches")]
+            names = [n for n in names if n not in ("importance", "branches", "origin")]
             out[table] = connection.execute(
                 f"SELECT {', '.join(names)} FROM {table} ORDER BY {key}"
             ).fetchall()

@@ -81,7 +81,7 @@ def test_columns_as_the_spec_writes_them(conn: apsw.Connection) -> None:
     assert _columns(conn, "memories") == [
         "id", "space", "kind", "title", "content", "content_sha256", "tags", "revision",
         "principal", "label", "updated_by", "updated_label", "session", "created", "updated",
-        "deleted", "importance", "branches",
+        "deleted", "importance", "branches", "origin",
     ]  # fmt: skip
     assert _columns(conn, "sessions") == [
         "id", "harness", "harness_session", "parent", "relation", "cwd", "principal", "label",

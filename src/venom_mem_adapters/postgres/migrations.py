@@ -53,7 +53,10 @@ def _statements(statements: Sequence[str]) -> Callable[[Connection], None]:
 DEFAULT_MIGRATIONS: tuple[Migration, ...] = (
     Migration(name="create schema 1", apply=_statements(SCHEMA_V1)),
     Migration(name="importance, branches and space descriptions", apply=_statements(SCHEMA_V2)),
-    Migration(name="links and inactive spaces", apply=_statements(SCHEMA_V3)),
+    Migration(
+        name="links, inactive spaces and an imported memory's origin",
+        apply=_statements(SCHEMA_V3),
+    ),
 )
 
 

@@ -16,7 +16,9 @@ What changes from the SQLite schema (``sqlite/schema.py``), and why (docs/adr/00
 * ``memories_vector_stale`` is a PL/pgSQL trigger with the RFC's condition.
 
 Version 2 adds importance, branches and space descriptions, and version 3 links and inactive
-spaces (docs/adr/0042), as SQLite's ladder does.
+spaces (docs/adr/0042) and an imported memory's origin (ADR 0040), as SQLite's ladder does.
+The origin is JSON text, as in SQLite, not ``jsonb``, so both stores give back the object
+as it was written.
 """
 
 from __future__ import annotations
@@ -179,4 +181,6 @@ SCHEMA_V3: tuple[str, ...] = (
   label     {_TEXT},
   since     {_TEXT} NOT NULL
 )""",
+    f"ALTER TABLE memories ADD COLUMN origin {_TEXT}"
+    " CHECK (origin IS NULL OR origin::json IS NOT NULL)",
 )

@@ -1,7 +1,8 @@
 """Rows to records and back, for both SQL stores: the column lists and the conversions.
 
 Both schemas (RFC-0020 section 6, in SQLite's and PostgreSQL's types) store provenance as
-two columns (``principal``/``label``), tags and branches space-separated and grants as JSON;
+two columns (``principal``/``label``), tags and branches space-separated, grants and an
+imported memory's origin as JSON;
 the core sees :class:`Provenance`, tuples and :class:`Grant` records. Every query selects
 the columns in the order written here, so the converters can index by position. A driver's
 bytes (``memoryview`` from psycopg) become ``bytes`` here, whichever store read them.
@@ -13,6 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, cast
 
+import attrs
+
 from venom_mem_core.records import (
     Action,
     Client,
@@ -20,6 +23,7 @@ from venom_mem_core.records import (
     InactiveSpace,
     Link,
     Memory,
+    Origin,
     Provenance,
     Session,
     SpaceDescription,
@@ -72,6 +76,7 @@ MEMORY_COLUMNS = (
     "deleted",
     "importance",
     "branches",
+    "origin",
 )
 VERSION_COLUMNS = (
     "memory",
@@ -130,6 +135,17 @@ def _tags_text(tags: Sequence[str]) -> str:
     return " ".join(tags)
 
 
+def _origin(text: str | None) -> Origin | None:
+    return None if text is None else Origin(**json.loads(text))
+
+
+def _origin_text(origin: Origin | None) -> str | None:
+    if origin is None:
+        return None
+    members = {k: v for k, v in attrs.asdict(origin).items() if v is not None}
+    return json.dumps(members, ensure_ascii=False, separators=(",", ":"))
+
+
 def memory_from_row(row: Row) -> Memory:
     return Memory(
         id=row[0],
@@ -148,6 +164,7 @@ def memory_from_row(row: Row) -> Memory:
         deleted=row[15],
         importance=row[16],
         branches=_tags(row[17]),
+        origin=_origin(row[18]),
     )
 
 
@@ -171,6 +188,7 @@ def memory_values(memory: Memory) -> tuple[Any, ...]:
         memory.deleted,
         memory.importance,
         _tags_text(memory.branches),
+        _origin_text(memory.origin),
     )
 
 

@@ -1,6 +1,7 @@
 """Schema version 1, statement for statement as RFC-0020 section 6 writes it, and the
 statements that take it to version 2 (importance, branches, space descriptions; ADR 0017)
-and to version 3 (links between memories and inactive spaces; ADR 0042).
+and to version 3 (links between memories and inactive spaces, ADR 0042; an imported
+memory's origin, ADR 0040).
 
 One deliberate difference: two triggers are created in the other order, so that they run in
 the order the RFC means (see the comment at ``memories_au_new`` and docs/adr/0003).
@@ -217,4 +218,8 @@ SCHEMA_V3: tuple[str, ...] = (
   label     TEXT,
   since     TEXT NOT NULL
 ) WITHOUT ROWID""",
+    # The origin column: what an imported memory's source said of it (ADR 0040), as the JSON
+    # object memory.add took (``{"format", "author"?, "created"?, "id"?}``); NULL for every
+    # other memory, so every memory of a version-2 store reads as having none.
+    "ALTER TABLE memories ADD COLUMN origin TEXT CHECK (origin IS NULL OR json_valid(origin))",
 )

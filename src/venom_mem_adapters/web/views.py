@@ -47,7 +47,7 @@ KNOWN_HIT_FIELDS = frozenset(
     {
         "id", "space", "kind", "title", "tags", "revision", "author", "updated_by", "session",
         "created", "updated", "deleted", "snippet", "score", "fts_rank", "vector_rank",
-        "similarity", "content", "embedding",
+        "similarity", "content", "embedding", "origin",
     }
 )  # fmt: skip
 

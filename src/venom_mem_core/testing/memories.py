@@ -58,6 +58,76 @@ class MemoryContract(StoreFixtures):
         for absent in ("title", "session", "deleted"):
             assert absent not in memory
 
+    # -- origin (ADR 0040) ------------------------------------------------------------------
+
+    def test_origin_is_kept_and_shown_by_get_list_search_and_export(self, env: Env) -> None:
+        origin = {
+            "format": "server-memory",
+            "author": "Ada Lövelace",
+            "created": "2025-01-02T03:04:05Z",
+            "id": "entity:Zig pin",
+        }
+        text = "venom-std pins Zig with .zigversion."
+        env.g1.call("memory.add", {"space": "user", "content": text, "origin": origin})
+        env.add("a memory of this store's own")
+        memory = env.g1.call("memory.get", {"id": "m1"})
+        assert memory["origin"] == origin
+        assert memory["author"] == {"principal": "g1", "label": "claude-code"}
+        assert "origin" not in env.g1.call("memory.get", {"id": "m2"})
+        listed = {hit["id"]: hit for hit in env.g1.call("memory.list")["memories"]}
+        assert listed["m1"]["origin"] == origin
+        assert "origin" not in listed["m2"]
+        (hit,) = env.g1.call("memory.search", {"query": "zigversion"})["results"]
+        assert hit["origin"] == origin
+        lines = env.owner.call("store.export", {})["lines"]
+        exported = {line["id"]: line for line in lines if line["type"] == "memory"}
+        assert exported["m1"]["origin"] == origin
+        assert "origin" not in exported["m2"]
+
+    def test_origin_survives_update_delete_and_restore(self, env: Env) -> None:
+        origin = {"format": "basic-memory", "id": "notes/zig.md"}
+        env.g1.call("memory.add", {"space": "user", "content": "first text", "origin": origin})
+        env.g1.call("memory.update", {"id": "m1", "revision": 1, "content": "second text"})
+        env.g1.call("memory.delete", {"id": "m1", "revision": 2})
+        env.g1.call("memory.restore", {"id": "m1"})
+        memory = env.g1.call("memory.get", {"id": "m1"})
+        assert (memory["revision"], memory["origin"]) == (4, origin)
+        assert env.g1.call("memory.get", {"id": "m1", "revision": 1})["origin"] == origin
+
+    def test_origin_is_checked(self, env: Env) -> None:
+        add = {"space": "user", "content": "text"}
+        fails(env.g1, "memory.add", {**add, "origin": {"id": "x"}}, "invalid_params.missing")
+        fails(
+            env.g1,
+            "memory.add",
+            {**add, "origin": {"format": "Not A Name"}},
+            "invalid_params.origin",
+            "origin",
+        )
+        fails(
+            env.g1,
+            "memory.add",
+            {**add, "origin": {"format": "x", "by": "y"}},
+            "invalid_params.unknown",
+            "origin",
+        )
+        fails(
+            env.g1,
+            "memory.add",
+            {**add, "origin": {"format": "x", "author": "a\nb"}},
+            "invalid_params.type",
+            "origin",
+        )
+        fails(
+            env.g1,
+            "memory.add",
+            {**add, "origin": {"format": "x", "id": "i" * 513}},
+            "invalid_params.range",
+            "origin",
+        )
+        fails(env.g1, "memory.add", {**add, "origin": "server-memory"}, "invalid_params.type")
+        assert env.g1.call("memory.list") == {"memories": [], "next": None}
+
     def test_add_same_content_same_space_returns_existing(self, env: Env) -> None:
         first = {"space": "user", "content": "Prefers small PRs.", "title": "PRs", "tags": ["git"]}
         assert env.g1.call("memory.add", first) == {"id": "m1", "revision": 1, "changed": True}

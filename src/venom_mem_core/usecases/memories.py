@@ -175,6 +175,7 @@ def add_memory(app: App, who: Principal, cmd: AddMemory) -> dict[str, Any]:
             session=cmd.session,
             created=now,
             updated=now,
+            origin=cmd.origin,
         )
         memory = attrs.evolve(draft, id=tx.insert_memory(draft))
         tx.insert_version(_version(memory, "add", who, now))
