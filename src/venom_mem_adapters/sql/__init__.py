@@ -34,26 +34,4 @@ if TYPE_CHECKING:
     from ._vectors import SqlVectorRows as SqlVectorRows
     from ._vectors import SqlVectors as SqlVectors
 
-_EXPORTS = {
-    "Dialect": "_filters",
-    "LOAD_COLUMNS": "_vectors",
-    "MEMORY": "_tx",
-    "MEMORY_COLUMNS": "_rows",
-    "Predicate": "_filters",
-    "Row": "_tx",
-    "SqlFilters": "_filters",
-    "SqlReadTx": "_tx",
-    "SqlStore": "_store",
-    "SqlVectorRows": "_vectors",
-    "SqlVectors": "_vectors",
-    "SqlWriteTx": "_tx",
-    "assignments": "_tx",
-    "memory_from_row": "_rows",
-    "memory_values": "_rows",
-    "narrows": "_tx",
-    "only_live": "_tx",
-    "placeholders": "_tx",
-}
-
-__all__ = sorted(_EXPORTS)  # noqa: PLE0605  # the names are written once, in _EXPORTS
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, __file__)  # the names: the typed imports above
