@@ -93,12 +93,7 @@ class PostgresServer:
 
     def fresh_schema(self, prefix: str = "store") -> str:
         """A new empty schema's name (fresh_url's, for a URL built another way)."""
-        import psycopg
-
-        name = f"{prefix}_{os.getpid()}_{next(self._numbers)}"
-        with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f'CREATE SCHEMA "{name}"')
-        return name
+        return self._create("SCHEMA", prefix)
 
     @property
     def environ(self) -> dict[str, str]:
@@ -116,23 +111,23 @@ class PostgresServer:
 
     def create_database(self, prefix: str = "store") -> str:
         """A new empty database; returns its name."""
-        import psycopg
-
-        name = f"{prefix}_{os.getpid()}_{next(self._numbers)}"
-        with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')
-        return name
+        return self._create("DATABASE", prefix)
 
     def fresh_url(self, prefix: str = "store") -> str:
         """The URL of a new, empty store: a schema of its own in the ``postgres`` database.
         A schema costs milliseconds where a database costs a second on a busy machine, and
         the store sees nothing else (every name it uses resolves in its search_path)."""
+        return self.url(schema=self.fresh_schema(prefix))
+
+    def _create(self, kind: str, prefix: str) -> str:
+        """``CREATE SCHEMA`` or ``CREATE DATABASE`` (``kind``) of a name no other test
+        takes; the name."""
         import psycopg
 
         name = f"{prefix}_{os.getpid()}_{next(self._numbers)}"
         with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f'CREATE SCHEMA "{name}"')
-        return self.url(schema=name)
+            connection.execute(f'CREATE {kind} "{name}"')
+        return name
 
 
 def _as_postgres(argv: list[str]) -> list[str]:
@@ -264,12 +259,20 @@ def _run(argv: list[str]) -> None:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[dev]')")
+    yield from server_or_skip("the tests")
+
+
+def server_or_skip(
+    what: str, *, durable: bool = False, tcp: bool = False
+) -> Iterator[PostgresServer]:
+    """For a fixture to yield from: a running server (running_server's options) until the
+    fixture ends, or a skip saying why there is none for ``what``."""
     try:
-        server = running_server()
+        server = running_server(durable=durable, tcp=tcp)
         started = server.__enter__()
     except RuntimeError as exc:
-        print(f"postgres_server: {exc}")
-        pytest.skip(f"no PostgreSQL server for the tests: {exc}")
+        print(f"no PostgreSQL server for {what}: {exc}")
+        pytest.skip(f"no PostgreSQL server for {what}: {exc}")
     try:
         yield started
     finally:
