@@ -32,5 +32,6 @@ if TYPE_CHECKING:
     from ._wire import MAX_FRAME as MAX_FRAME
     from ._wire import decode_frame as decode_frame
     from ._wire import encode_frame as encode_frame
+    from ._wire import take_line as take_line
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)  # the names: the typed imports above
