@@ -143,8 +143,6 @@ class Type(_Frozen):
             fields=fields,
             nullable=nullable,
             open=open,
-        )
-        self._set(
             code=code,
             max_bytes=max_bytes,
             min_bytes=min_bytes,
