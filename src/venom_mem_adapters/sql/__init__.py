@@ -1,7 +1,8 @@
 """The SQL layer both SQL stores share: what ``sqlite/`` and ``postgres/`` build on.
 
-Modules, one job each, private to the package: ``_filters`` (filter predicates to SQL, for
-a dialect), ``_rows`` (records to rows and back), ``_tx`` (the ReadTx/WriteTx statements
+Modules, one job each, private to the package: ``_errors`` (a driver's errors as
+VenomErrors), ``_filters`` (filter predicates to SQL, for a dialect), ``_rows`` (records to
+rows and back), ``_tx`` (the ReadTx/WriteTx statements
 written once, in a dialect's placeholders), ``_store`` (the store's units of work) and
 ``_vectors`` (the embedding service's rows; numpy). A store imports the names below from
 the package; each is imported when first used, so a store without embeddings never loads
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from venom_mem_core.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from ._errors import translating as translating
     from ._filters import Dialect as Dialect
     from ._filters import Predicate as Predicate
     from ._filters import SqlFilters as SqlFilters
