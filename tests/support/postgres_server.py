@@ -87,9 +87,7 @@ class PostgresServer:
         """A URL that reaches the server over TCP at ``host:port`` (the server's own
         :attr:`tcp_port`, or a proxy's), in ``schema`` as :meth:`url` does."""
         url = f"postgresql://{_USER}@{host}:{port}/{_USER}"
-        if schema is not None:
-            url += f"?options=-csearch_path%3D{schema}"
-        return url
+        return url if schema is None else f"{url}?{_in_schema(schema)}"
 
     def fresh_schema(self, prefix: str = "store") -> str:
         """A new empty schema's name (fresh_url's, for a URL built another way)."""
@@ -105,9 +103,7 @@ class PostgresServer:
         """A URL with the socket in its query, as a test passes to the store; ``schema``
         puts the store in that schema (libpq's ``options``), as :meth:`fresh_url` does."""
         url = f"postgresql:///{dbname}?host={self.socket_dir}&port={self.port}&user={_USER}"
-        if schema is not None:
-            url += f"&options=-csearch_path%3D{schema}"
-        return url
+        return url if schema is None else f"{url}&{_in_schema(schema)}"
 
     def create_database(self, prefix: str = "store") -> str:
         """A new empty database; returns its name."""
@@ -128,6 +124,11 @@ class PostgresServer:
         with psycopg.connect(self.url(), autocommit=True) as connection:
             connection.execute(f'CREATE {kind} "{name}"')
         return name
+
+
+def _in_schema(schema: str) -> str:
+    """The URL query parameter that sets a connection's search_path to ``schema``."""
+    return f"options=-csearch_path%3D{schema}"
 
 
 def _as_postgres(argv: list[str]) -> list[str]:
