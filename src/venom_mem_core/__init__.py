@@ -41,35 +41,4 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "Access": "grants",
-    "App": "usecases.app",
-    "Client": "records",
-    "Clock": "ports",
-    "Embedder": "ports",
-    "EventSink": "ports",
-    "FixedClock": "clock",
-    "Grant": "records",
-    "Hit": "records",
-    "InMemoryStore": "inmemory",
-    "LocalClient": "local",
-    "MANIFEST": "manifest",
-    "Memory": "records",
-    "MemoryFilter": "ports",
-    "MemorySettings": "usecases.app",
-    "Principal": "records",
-    "Provenance": "records",
-    "ReadTx": "ports",
-    "Registry": "registry",
-    "Resource": "grants",
-    "Session": "records",
-    "Store": "ports",
-    "SystemClock": "clock",
-    "VenomError": "errors",
-    "Version": "records",
-    "WriteTx": "ports",
-    "exit_code_for": "errors",
-}
-
-__all__ = sorted(_EXPORTS)  # noqa: PLE0605  # the names are written once, in _EXPORTS
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, __file__)  # the names: the typed imports above

@@ -127,6 +127,13 @@ class VenomError(Exception):
         return cls(f"not_found.{what}", message)
 
     @classmethod
+    def file_error(
+        cls, code: str, path: object, doing: str, err: OSError, data: dict[str, Any] | None = None
+    ) -> VenomError:
+        """``<path>: can't <doing>: <the system's reason>``, for a file operation that failed."""
+        return cls(code, f"{path}: can't {doing}: {err.strerror or err}", data)
+
+    @classmethod
     def duplicate_memory(cls, space: str | None = None, holder: int | None = None) -> VenomError:
         """``conflict.memory_duplicate``: a live memory of the space already has this content
         (``holder``, its ID, when the store knows it; ``data.id`` names it)."""

@@ -9,10 +9,12 @@ import re
 __all__ = ["OWNER_TOKEN", "token_parts"]
 
 OWNER_TOKEN = "@owner"
-_TOKEN_RE = re.compile(r"^vnt1\.venom-mem\.g([1-9][0-9]{0,18})\.([A-Za-z0-9_-]{43})\Z")
+# Compiled on the first check (re keeps it), not on import: the CLI's --json path imports
+# this module for OWNER_TOKEN alone.
+_TOKEN_PATTERN = r"^vnt1\.venom-mem\.g([1-9][0-9]{0,18})\.([A-Za-z0-9_-]{43})\Z"
 
 
 def token_parts(token: str) -> tuple[int, str] | None:
     """``(N, secret)`` of a well-formed token, else ``None``."""
-    match = _TOKEN_RE.match(token)
+    match = re.match(_TOKEN_PATTERN, token)
     return None if match is None else (int(match.group(1)), match.group(2))

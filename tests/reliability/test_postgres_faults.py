@@ -38,8 +38,8 @@ import pytest
 
 from tests.reliability.conftest import SUITE
 from tests.reliability.support import record
-from tests.support.daemon_env import VENOM_MEM, World, make_world, pid_alive
-from tests.support.postgres_server import PostgresServer, running_server
+from tests.support.daemon_env import VENOM_MEM, World, make_world, pid_alive, wait_until
+from tests.support.postgres_server import PostgresServer, server_or_skip
 from tests.support.tcp_proxy import running_proxy
 from venom_mem_adapters.client import Connection, connect, reply_budget_s
 from venom_mem_core.errors import VenomError
@@ -153,16 +153,7 @@ class Daemon:
 
 @pytest.fixture(scope="module")
 def durable_server() -> Iterator[PostgresServer]:
-    try:
-        server = running_server(durable=True, tcp=True)
-        started = server.__enter__()
-    except RuntimeError as exc:
-        print(f"test_postgres_faults: {exc}")
-        pytest.skip(f"no PostgreSQL server for the fault tests: {exc}")
-    try:
-        yield started
-    finally:
-        server.__exit__(None, None, None)
+    yield from server_or_skip("the fault tests", durable=True, tcp=True)
 
 
 def _serve(world: World, url: str) -> Daemon:
@@ -192,11 +183,11 @@ def _stored(server: PostgresServer, schema: str) -> list[tuple[int, str, str]]:
 
 def _wait_writing(writers: list[Writer], since: float, within: float) -> None:
     """Until every writer had an acknowledged add sent after ``since``."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if all(any(c.code == "ok" and c.sent >= since for c in w.calls) for w in writers):
-            return
-        time.sleep(0.05)
+    wait_until(
+        lambda: all(any(c.code == "ok" and c.sent >= since for c in w.calls) for w in writers),
+        within,
+        0.05,
+    )
 
 
 def test_writes_survive_crashes_and_partitions_of_the_server(

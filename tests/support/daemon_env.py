@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -108,13 +108,18 @@ class World:
         wait_gone(pid, timeout)
 
 
-def wait_gone(pid: int, timeout: float) -> bool:
+def wait_until(done: Callable[[], bool], timeout: float, step: float = 0.02) -> bool:
+    """Poll ``done`` until it is true (``True``) or ``timeout`` seconds pass (``False``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not pid_alive(pid):
+        if done():
             return True
-        time.sleep(0.02)
+        time.sleep(step)
     return False
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    return wait_until(lambda: not pid_alive(pid), timeout)
 
 
 def pid_alive(pid: int) -> bool:

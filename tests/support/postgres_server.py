@@ -93,18 +93,11 @@ class PostgresServer:
         """A URL that reaches the server over TCP at ``host:port`` (the server's own
         :attr:`tcp_port`, or a proxy's), in ``schema`` as :meth:`url` does."""
         url = f"postgresql://{_USER}@{host}:{port}/{_USER}"
-        if schema is not None:
-            url += f"?options=-csearch_path%3D{schema}"
-        return url
+        return url if schema is None else f"{url}?{_in_schema(schema)}"
 
     def fresh_schema(self, prefix: str = "store") -> str:
         """A new empty schema's name (fresh_url's, for a URL built another way)."""
-        import psycopg
-
-        name = f"{prefix}_{os.getpid()}_{next(self._numbers)}"
-        with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f'CREATE SCHEMA "{name}"')
-        return name
+        return self._create("SCHEMA", prefix)
 
     @property
     def environ(self) -> dict[str, str]:
@@ -116,29 +109,32 @@ class PostgresServer:
         """A URL with the socket in its query, as a test passes to the store; ``schema``
         puts the store in that schema (libpq's ``options``), as :meth:`fresh_url` does."""
         url = f"postgresql:///{dbname}?host={self.socket_dir}&port={self.port}&user={_USER}"
-        if schema is not None:
-            url += f"&options=-csearch_path%3D{schema}"
-        return url
+        return url if schema is None else f"{url}&{_in_schema(schema)}"
 
     def create_database(self, prefix: str = "store") -> str:
         """A new empty database; returns its name."""
-        import psycopg
-
-        name = f"{prefix}_{os.getpid()}_{next(self._numbers)}"
-        with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')
-        return name
+        return self._create("DATABASE", prefix)
 
     def fresh_url(self, prefix: str = "store") -> str:
         """The URL of a new, empty store: a schema of its own in the ``postgres`` database.
         A schema costs milliseconds where a database costs a second on a busy machine, and
         the store sees nothing else (every name it uses resolves in its search_path)."""
+        return self.url(schema=self.fresh_schema(prefix))
+
+    def _create(self, kind: str, prefix: str) -> str:
+        """``CREATE SCHEMA`` or ``CREATE DATABASE`` (``kind``) of a name no other test
+        takes; the name."""
         import psycopg
 
         name = f"{prefix}_{os.getpid()}_{next(self._numbers)}"
         with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f'CREATE SCHEMA "{name}"')
-        return self.url(schema=name)
+            connection.execute(f'CREATE {kind} "{name}"')
+        return name
+
+
+def _in_schema(schema: str) -> str:
+    """The URL query parameter that sets a connection's search_path to ``schema``."""
+    return f"options=-csearch_path%3D{schema}"
 
 
 def _as_postgres(argv: list[str]) -> list[str]:
@@ -270,12 +266,20 @@ def _run(argv: list[str]) -> None:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[dev]')")
+    yield from server_or_skip("the tests")
+
+
+def server_or_skip(
+    what: str, *, durable: bool = False, tcp: bool = False
+) -> Iterator[PostgresServer]:
+    """For a fixture to yield from: a running server (running_server's options) until the
+    fixture ends, or a skip saying why there is none for ``what``."""
     try:
-        server = running_server()
+        server = running_server(durable=durable, tcp=tcp)
         started = server.__enter__()
     except RuntimeError as exc:
-        print(f"postgres_server: {exc}")
-        pytest.skip(f"no PostgreSQL server for the tests: {exc}")
+        print(f"no PostgreSQL server for {what}: {exc}")
+        pytest.skip(f"no PostgreSQL server for {what}: {exc}")
     try:
         yield started
     finally:

@@ -1,7 +1,7 @@
 """``venom_mem_core``'s public names, and that importing it stays light (pure domain, no I/O).
 
-In the manner of httpx's tests/test_exported_members.py; the table, ``__all__`` and the typed
-imports of every lazily exporting package are held together in test_package_exports.py.
+In the manner of httpx's tests/test_exported_members.py; how every lazily exporting package
+reads its names from its typed imports is tested in test_package_exports.py.
 """
 
 from __future__ import annotations

@@ -32,25 +32,6 @@ if TYPE_CHECKING:
     from ._wire import MAX_FRAME as MAX_FRAME
     from ._wire import decode_frame as decode_frame
     from ._wire import encode_frame as encode_frame
+    from ._wire import take_line as take_line
 
-_EXPORTS = {
-    "Connection": "_client",
-    "DaemonLocator": "_client",
-    "MAX_FRAME": "_wire",
-    "check_socket_dir": "_socket_trust",
-    "check_startup_context": "_client",
-    "connect": "_client",
-    "daemon_timeout": "_client",
-    "decode_frame": "_wire",
-    "default_store_path": "_runtime_paths",
-    "encode_frame": "_wire",
-    "ensure_private_dir": "_runtime_paths",
-    "remove_record": "_daemon_record",
-    "reply_budget_s": "_client",
-    "socket_path": "_runtime_paths",
-    "startup_settings": "_client",
-    "write_record": "_daemon_record",
-}
-
-__all__ = sorted(_EXPORTS)  # noqa: PLE0605  # the names are written once, in _EXPORTS
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, __file__)  # the names: the typed imports above

@@ -35,7 +35,7 @@ from ..closing import ClosesOnExit
 from . import _socket_trust as socket_trust
 from ._daemon_record import read_record
 from ._runtime_paths import default_store_path, socket_path
-from ._wire import MAX_FRAME, decode_frame, encode_frame
+from ._wire import MAX_FRAME, decode_frame, encode_frame, take_line
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
 if TYPE_CHECKING:
@@ -125,10 +125,8 @@ class Connection(ClosesOnExit):
 
     def _read_line(self, deadline: float | None, verb: str) -> bytes:
         while True:
-            end = self._buffer.find(b"\n")
-            if end >= 0:
-                line = bytes(self._buffer[: end + 1])
-                del self._buffer[: end + 1]
+            line = take_line(self._buffer)
+            if line is not None:
                 return line
             if len(self._buffer) >= MAX_FRAME:
                 raise VenomError("failed.protocol", "the daemon sent a frame over 1 MiB")

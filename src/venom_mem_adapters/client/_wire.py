@@ -9,7 +9,7 @@ TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still s
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["MAX_FRAME", "decode_frame", "encode_frame"]
+__all__ = ["MAX_FRAME", "decode_frame", "encode_frame", "take_line"]
 
 MAX_FRAME = 1_048_576
 
@@ -22,3 +22,14 @@ def encode_frame(obj: dict[str, Any]) -> bytes:
 def decode_frame(line: bytes) -> Any:
     """Parse one frame (without its newline). Raises ValueError if it isn't JSON text."""
     return json.loads(line.decode("utf-8"))
+
+
+def take_line(buffer: bytearray) -> bytes | None:
+    """The first whole line of ``buffer`` with its newline, removed from it; ``None``
+    while the newline has not come."""
+    end = buffer.find(b"\n")
+    if end < 0:
+        return None
+    line = bytes(buffer[: end + 1])
+    del buffer[: end + 1]
+    return line

@@ -22,16 +22,4 @@ if TYPE_CHECKING:
     from ._store_url import public_url as public_url
     from ._store_url import url_key as url_key
 
-_EXPORTS = {
-    "check_url": "_store_url",
-    "default_config_path": "_file",
-    "load_config": "_file",
-    "load_launch_config": "_file",
-    "parse_value_text": "_file",
-    "public_url": "_store_url",
-    "url_key": "_store_url",
-    "write_config_value": "_file",
-}
-
-__all__ = sorted(_EXPORTS)  # noqa: PLE0605  # the names are written once, in _EXPORTS
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, __file__)  # the names: the typed imports above

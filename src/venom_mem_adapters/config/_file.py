@@ -57,10 +57,8 @@ def _read(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as err:
-        raise VenomError(
-            "invalid_params.config",
-            f"{path}: can't read the config file: {err.strerror or err}",
-            {"file": str(path)},
+        raise VenomError.file_error(
+            "invalid_params.config", path, "read the config file", err, {"file": str(path)}
         ) from None
     try:
         return raw.decode("utf-8")
@@ -167,6 +165,4 @@ def _atomic_write(path: Path, text: str) -> None:
     try:
         write_private_file(target, text)
     except OSError as err:
-        raise VenomError(
-            "failed.internal", f"{path}: can't write the config file: {err.strerror or err}"
-        ) from None
+        raise VenomError.file_error("failed.internal", path, "write the config file", err) from None

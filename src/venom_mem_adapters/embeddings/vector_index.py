@@ -157,8 +157,14 @@ class _Arrays:
 
     @classmethod
     def empty(cls, capacity: int, dimensions: int) -> _Arrays:
+        return cls.around(np.empty((capacity, dimensions), dtype=np.float32))
+
+    @classmethod
+    def around(cls, matrix: FloatArray) -> _Arrays:
+        """Columns, not yet filled, for each row of ``matrix``."""
+        capacity = int(matrix.shape[0])
         return cls(
-            matrix=np.empty((capacity, dimensions), dtype=np.float32),
+            matrix=matrix,
             ids=np.empty(capacity, dtype=np.int64),
             space=np.empty(capacity, dtype=np.int32),
             author=np.empty(capacity, dtype=np.int32),
@@ -285,17 +291,8 @@ class VectorIndex:
             raise ValueError("load needs a C-contiguous float32 matrix of the index's width")
         if not len(spaces) == len(authors) == len(kinds) == len(tags) == len(sessions) == count:
             raise ValueError("every column needs one entry per ID")
-        capacity = int(matrix.shape[0])
         space_codes, author_codes, kind_codes, tag_codes = _Codes(), _Codes(), _Codes(), _Codes()
-        arrays = _Arrays(
-            matrix=matrix,
-            ids=np.empty(capacity, dtype=np.int64),
-            space=np.empty(capacity, dtype=np.int32),
-            author=np.empty(capacity, dtype=np.int32),
-            kind=np.empty(capacity, dtype=np.int32),
-            tags=np.empty((capacity, MAX_TAGS), dtype=np.int32),
-            session=np.empty(capacity, dtype=np.int64),
-        )
+        arrays = _Arrays.around(matrix)
         arrays.ids[:count] = np.asarray(ids, dtype=np.int64)
         arrays.space[:count] = [space_codes.code(s) for s in spaces]
         arrays.author[:count] = [author_codes.code(a) for a in authors]

@@ -48,7 +48,7 @@ from typing import Any, BinaryIO
 
 from venom_mem_core.errors import VenomError
 
-from ..client import MAX_FRAME
+from ..client import MAX_FRAME, take_line
 from .front import FrontDoor, Handover
 from .link import CLIENT_NAME, lost_reply, starts_daemon
 from .tools import ToolSpec, no_such_tool
@@ -155,10 +155,8 @@ class _Session:
     def read_line(self) -> bytes | None:
         """The next line with its newline, ``None`` at the end of the connection."""
         while True:
-            end = self.buffer.find(b"\n")
-            if end >= 0:
-                line = bytes(self.buffer[: end + 1])
-                del self.buffer[: end + 1]
+            line = take_line(self.buffer)
+            if line is not None:
                 return line
             try:
                 chunk = self.sock.recv(_RECV_BYTES)

@@ -27,8 +27,7 @@ nothing it could acknowledge is less durable for it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import psycopg
@@ -36,6 +35,7 @@ from psycopg import errors as pg
 
 from venom_mem_core.errors import VenomError
 
+from ..sql import translating
 from .connection import NoAnswer
 
 __all__ = [
@@ -145,10 +145,6 @@ def latches(error: VenomError) -> bool:
     return error.code == "failed.store" and error.data.get("reason") in UNSAFE.values()
 
 
-@contextmanager
-def translated(where: str) -> Iterator[None]:
+def translated(where: str) -> AbstractContextManager[None]:
     """Run a block, turning any psycopg error into the matching VenomError (chained)."""
-    try:
-        yield
-    except psycopg.Error as exc:
-        raise to_venom_error(exc, where) from exc
+    return translating(psycopg.Error, to_venom_error, where)

@@ -1,7 +1,8 @@
 """The SQL layer both SQL stores share: what ``sqlite/`` and ``postgres/`` build on.
 
-Modules, one job each, private to the package: ``_filters`` (filter predicates to SQL, for
-a dialect), ``_rows`` (records to rows and back), ``_tx`` (the ReadTx/WriteTx statements
+Modules, one job each, private to the package: ``_errors`` (a driver's errors as
+VenomErrors), ``_filters`` (filter predicates to SQL, for a dialect), ``_rows`` (records to
+rows and back), ``_tx`` (the ReadTx/WriteTx statements
 written once, in a dialect's placeholders), ``_store`` (the store's units of work) and
 ``_vectors`` (the embedding service's rows; numpy). A store imports the names below from
 the package; each is imported when first used, so a store without embeddings never loads
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from venom_mem_core.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from ._errors import translating as translating
     from ._filters import Dialect as Dialect
     from ._filters import Predicate as Predicate
     from ._filters import SqlFilters as SqlFilters
@@ -34,26 +36,4 @@ if TYPE_CHECKING:
     from ._vectors import SqlVectorRows as SqlVectorRows
     from ._vectors import SqlVectors as SqlVectors
 
-_EXPORTS = {
-    "Dialect": "_filters",
-    "LOAD_COLUMNS": "_vectors",
-    "MEMORY": "_tx",
-    "MEMORY_COLUMNS": "_rows",
-    "Predicate": "_filters",
-    "Row": "_tx",
-    "SqlFilters": "_filters",
-    "SqlReadTx": "_tx",
-    "SqlStore": "_store",
-    "SqlVectorRows": "_vectors",
-    "SqlVectors": "_vectors",
-    "SqlWriteTx": "_tx",
-    "assignments": "_tx",
-    "memory_from_row": "_rows",
-    "memory_values": "_rows",
-    "narrows": "_tx",
-    "only_live": "_tx",
-    "placeholders": "_tx",
-}
-
-__all__ = sorted(_EXPORTS)  # noqa: PLE0605  # the names are written once, in _EXPORTS
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, __file__)  # the names: the typed imports above

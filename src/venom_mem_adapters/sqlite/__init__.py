@@ -25,14 +25,4 @@ if TYPE_CHECKING:
 
 # Imported when first used (PEP 562): the store lock and the path checks, which a daemon of
 # any store takes, must not load apsw with them.
-_EXPORTS = {
-    "DEFAULT_MIGRATIONS": "migrations",
-    "Migration": "migrations",
-    "SqliteStore": "store",
-    "StoreLock": "lock",
-    "default_store_path": "paths",
-    "open_connection": "connection",
-}
-
-__all__ = sorted(_EXPORTS)  # noqa: PLE0605  # the names are written once, in _EXPORTS
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, __file__)  # the names: the typed imports above

@@ -16,12 +16,13 @@ file. The daemon retries those by itself (docs/adr/0013); every other I/O error 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import apsw
 
 from venom_mem_core.errors import VenomError
+
+from ..sql import translating
 
 __all__ = ["DISK_FULL", "is_disk_full", "to_venom_error", "translated"]
 
@@ -98,10 +99,6 @@ def is_disk_full(error: VenomError) -> bool:
     return error.code == "failed.store" and error.data.get("reason") == DISK_FULL
 
 
-@contextmanager
-def translated(path: str) -> Iterator[None]:
+def translated(path: str) -> AbstractContextManager[None]:
     """Run a block, turning any apsw error into the matching VenomError (chained)."""
-    try:
-        yield
-    except apsw.Error as exc:
-        raise to_venom_error(exc, path) from exc
+    return translating(apsw.Error, to_venom_error, path)

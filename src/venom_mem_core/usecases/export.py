@@ -10,14 +10,15 @@ pass :data:`PAGE_BYTES`, well inside the 1 MiB frame.
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from ..errors import VenomError
 from ..export_format import header_line, memory_line, session_line, space_line
 from ..grants import Resource, check, readable_memories, readable_sessions
 from ..ids import id_number
 from ..ports import MemoryFilter, ReadTx, SessionFilter
-from ..records import Principal
+from ..records import Memory, Principal, Session
 from ..shapes import memory_id, provenance_json, session_id
 from .app import App
 from .memories import _kept
@@ -61,6 +62,14 @@ def export_page(app: App, who: Principal, cmd: ExportPage) -> dict[str, Any]:
     return out
 
 
+class _Row(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+_R = TypeVar("_R", bound=_Row)
+
+
 class _Page:
     def __init__(self) -> None:
         self.lines: list[dict[str, Any]] = []
@@ -74,6 +83,25 @@ class _Page:
         self.lines.append(line)
         self.bytes += len(json.dumps(line))
 
+    def fill(
+        self,
+        after: int | None,
+        rows_after: Callable[[int | None], Sequence[_R]],
+        line: Callable[[_R], dict[str, Any]],
+    ) -> int | None:
+        """Add ``line(row)`` for the rows listed after ``after``, a batch at a time, until
+        the page is full or the rows end; the ID of the last row added."""
+        while not self.full:
+            rows = rows_after(after)
+            for row in rows:
+                self.add(line(row))
+                after = row.id
+                if self.full:
+                    return after
+            if len(rows) < _BATCH:
+                return after
+        return after
+
 
 def _memories(
     app: App, tx: ReadTx, who: Principal, cmd: ExportPage, *, after: int | None, page: _Page
@@ -83,33 +111,23 @@ def _memories(
         spaces=frozenset(cmd.spaces) if cmd.spaces is not None else None,
         include_deleted=cmd.include_deleted,
     )
-    while not page.full:
-        rows = tx.list_memories(where, after, _BATCH)
-        for memory in rows:
-            versions = [v for v in tx.list_versions(memory.id) if _kept(app, memory, v.revision)]
-            page.add(memory_line(memory, versions))
-            after = memory.id
-            if page.full:
-                return after
-        if len(rows) < _BATCH:
-            return after
-    return after
+
+    def line(memory: Memory) -> dict[str, Any]:
+        versions = [v for v in tx.list_versions(memory.id) if _kept(app, memory, v.revision)]
+        return memory_line(memory, versions)
+
+    return page.fill(after, lambda last: tx.list_memories(where, last, _BATCH), line)
 
 
 def _sessions(tx: ReadTx, who: Principal, after: int | None, page: _Page) -> int | None:
     where = SessionFilter(access=readable_sessions(who))
-    while not page.full:
-        rows = tx.list_sessions(where, after, _BATCH)
-        for row in rows:
-            session = visible(tx, who, row)
-            chain, _ = lineage(tx, who, session)
-            page.add(session_line(session, chain))
-            after = row.id
-            if page.full:
-                return after
-        if len(rows) < _BATCH:
-            return after
-    return after
+
+    def line(row: Session) -> dict[str, Any]:
+        session = visible(tx, who, row)
+        chain, _ = lineage(tx, who, session)
+        return session_line(session, chain)
+
+    return page.fill(after, lambda last: tx.list_sessions(where, last, _BATCH), line)
 
 
 def _spaces(tx: ReadTx, who: Principal, cmd: ExportPage, page: _Page) -> None:

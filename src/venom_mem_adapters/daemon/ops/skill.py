@@ -53,10 +53,8 @@ def install_skill(home: Path, text: str) -> list[Path]:
             make_private_dirs(target.parent, stop_at=home)
             write_private_file(target, text)
         except OSError as err:
-            raise VenomError(
-                "failed.internal",
-                f"{target}: can't write the skill: {err.strerror or err}",
-                {"path": str(target)},
+            raise VenomError.file_error(
+                "failed.internal", target, "write the skill", err, {"path": str(target)}
             ) from None
         written.append(target)
     return written
