@@ -228,7 +228,7 @@ def test_the_mcp_catalog_and_the_skill_carry_the_new_verb_and_fields() -> None:
     context = catalog["memory_dcontext"]
     assert T1_SENTENCE in context.description
     properties = context.input_schema["properties"]
-    assert set(properties) == {"spaces", "branch", "kinds", "budget"}
+    assert set(properties) == {"spaces", "branch", "kinds", "budget", "include_superseded"}
     assert (properties["budget"]["minimum"], properties["budget"]["maximum"]) == (1024, 65536)
     assert context.input_schema["required"] == ["spaces"]
     assert set(catalog["space_ddescribe"].input_schema["required"]) == {"space", "description"}

@@ -180,7 +180,7 @@ def add_memory(app: App, who: Principal, cmd: AddMemory) -> dict[str, Any]:
         memory = attrs.evolve(draft, id=tx.insert_memory(draft))
         tx.insert_version(_version(memory, "add", who, now))
         _supersede(tx, who, now, memory.id, older)
-        similar = similar_field(tx, who, memory)
+        similar = similar_field(tx, who, memory, superseded=older)
     _emit(app, "memory.added", memory)
     return {"id": memory_id(memory.id), "revision": 1, "changed": True, **similar}
 

@@ -3,6 +3,7 @@ merged (ADR 0043). Absent when there are none, so RFC-0020's results stay byte f
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from ..grants import readable_memories
@@ -29,7 +30,15 @@ def similar_json(found: Similar) -> dict[str, Any]:
     }
 
 
-def similar_field(tx: ReadTx, who: Principal, memory: Memory) -> dict[str, Any]:
-    """``{"similar": [...]}`` for ``memory`` (already written in ``tx``), or ``{}``."""
-    found = similar_memories(tx, memory, readable_memories(who))
+def similar_field(
+    tx: ReadTx, who: Principal, memory: Memory, *, superseded: Collection[int] = ()
+) -> dict[str, Any]:
+    """``{"similar": [...]}`` for ``memory`` (already written in ``tx``), or ``{}``. The
+    memories it supersedes in the same write are no near-duplicates to point out: the caller
+    has just said the new one replaces them (ADR 0042)."""
+    found = [
+        item
+        for item in similar_memories(tx, memory, readable_memories(who))
+        if item.memory.id not in superseded
+    ]
     return {"similar": [similar_json(item) for item in found]} if found else {}
