@@ -32,7 +32,7 @@ from ..records import Memory, Principal, Version
 from ..shapes import memory_id, memory_json, version_entry_json
 from .app import App
 from .sessions import check_session_readable
-from .similar import similar_field
+from .similar import similar_after_commit, similar_field
 
 __all__ = [
     "add_memory",
@@ -168,7 +168,7 @@ def add_memory(app: App, who: Principal, cmd: AddMemory) -> dict[str, Any]:
         )
         memory = attrs.evolve(draft, id=tx.insert_memory(draft))
         tx.insert_version(_version(memory, "add", who, now))
-        similar = similar_field(tx, who, memory)
+    similar = similar_after_commit(app, who, memory)
     _emit(app, "memory.added", memory)
     return {"id": memory_id(memory.id), "revision": 1, "changed": True, **similar}
 
@@ -243,7 +243,8 @@ def update_in(
     if not changes:
         return {"id": id, "revision": memory.revision, "changed": False}, None
     memory = _commit_revision(app, tx, who, memory, "update", **changes)
-    similar = similar_field(tx, who, memory) if "content" in changes else {}
+    threshold = app.settings.similar_threshold if "content" in changes else 0.0
+    similar = similar_field(tx, who, memory, threshold)
     return {"id": id, "revision": memory.revision, "changed": True, **similar}, memory
 
 
