@@ -133,6 +133,7 @@ def test_memory_settings() -> None:
     assert Config.defaults().memory_settings() == MemorySettings()
     off = Config.defaults().with_value("memory.similar_threshold", 0)
     assert off.memory_settings().similar_threshold == 0.0
+    assert not restart_required("memory.similar_threshold")  # a reload applies it
 
 
 # -- errors name file, line and key -----------------------------------------------------------
