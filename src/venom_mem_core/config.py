@@ -249,6 +249,9 @@ class MemoryConfig:
     max_content_bytes: int = _leaf(_USED.max_content_bytes, "int", lo=1, hi=MAX_CONTENT_BYTES)
     max_versions: int = _leaf(_USED.max_versions, "int", lo=1, hi=1000)
     tombstone_days: int = _leaf(_USED.tombstone_days, "int", lo=1, hi=36_500)
+    # Extension (docs/adr/0043): memory.add's and memory.update's ``similar`` at or over this
+    # score; 0 switches it off (no ranking at all).
+    similar_threshold: float = _leaf(_USED.similar_threshold, "float", lo=0.0, hi=1.0)
 
 
 @attrs.frozen(kw_only=True)
@@ -494,6 +497,7 @@ class Config:
             max_content_bytes=self.memory.max_content_bytes,
             max_versions=self.memory.max_versions,
             tombstone_days=self.memory.tombstone_days,
+            similar_threshold=self.memory.similar_threshold,
             min_similarity=self.search.min_similarity,
             query_mode=self.search.query_mode,
             fusion=self.search.fusion,

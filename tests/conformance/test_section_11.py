@@ -29,7 +29,12 @@ RFC_DEFAULTS: dict[str, Any] = {
     },
 }
 # The extension keys, at the values that leave the RFC's behaviour alone.
-EXTENSIONS = {("store", "url"): "", ("search", "query_mode"): "rfc", ("search", "fusion"): "rrf"}
+EXTENSIONS = {
+    ("store", "url"): "",
+    ("memory", "similar_threshold"): 0.65,
+    ("search", "query_mode"): "rfc",
+    ("search", "fusion"): "rrf",
+}
 
 
 def without_extensions(tree: dict[str, Any]) -> dict[str, Any]:

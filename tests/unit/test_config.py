@@ -33,6 +33,7 @@ from venom_mem_core.config import (
 from venom_mem_core.errors import VenomError
 from venom_mem_core.records import Grant
 from venom_mem_core.search_options import DEFAULT_FUSION
+from venom_mem_core.similarity import SIMILAR_THRESHOLD
 from venom_mem_core.usecases.app import MemorySettings
 
 # RFC-0020 section 11, verbatim.
@@ -93,6 +94,8 @@ def test_defaults_are_section_11_exactly() -> None:
     assert (search.pop("query_mode"), search.pop("fusion")) == ("rfc", DEFAULT_FUSION)
     # Extension (docs/adr/0028): no PostgreSQL store unless store.url names one.
     assert got["store"].pop("url") == ""
+    # Extension (docs/adr/0043): memory.add's similar, at the threshold the bench chose.
+    assert got["memory"].pop("similar_threshold") == SIMILAR_THRESHOLD
     assert got == spec
     assert zon.dumps(got) == SECTION_11_DEFAULTS
     assert isinstance(Config.defaults().search.min_similarity, float)
@@ -128,6 +131,9 @@ def test_memory_settings() -> None:
         max_token_ttl=600,
     )
     assert Config.defaults().memory_settings() == MemorySettings()
+    off = Config.defaults().with_value("memory.similar_threshold", 0)
+    assert off.memory_settings().similar_threshold == 0.0
+    assert not restart_required("memory.similar_threshold")  # a reload applies it
 
 
 # -- errors name file, line and key -----------------------------------------------------------
@@ -171,6 +177,8 @@ def test_invalid_utf8_names_file_and_line(tmp_path: Path) -> None:
         (".memory = .{ .max_versions = 0 },", "memory.max_versions", "must be 1 to 1000"),
         (".memory = .{ .max_content_bytes = 262145 },", "memory.max_content_bytes", "262144"),
         (".memory = .{ .tombstone_days = 0 },", "memory.tombstone_days", "must be 1 to"),
+        (".memory = .{ .similar_threshold = 1.5 },", "memory.similar_threshold", "must be 0 to 1"),
+        (".memory = .{ .similar_threshold = -0.1 },", "memory.similar_threshold", "must be 0"),
         (".daemon = .{ .idle_timeout_ms = 999 },", "daemon.idle_timeout_ms", "1000 to 86400000"),
         (".daemon = .{ .idle_timeout_ms = 86400001 },", "daemon.idle_timeout_ms", "86400000"),
         (".search = .{ .min_similarity = 1.5 },", "search.min_similarity", "must be -1 to 1"),
@@ -468,6 +476,7 @@ def test_get() -> None:
         "max_content_bytes": 65536,
         "max_versions": 20,
         "tombstone_days": 30,
+        "similar_threshold": SIMILAR_THRESHOLD,
     }
     assert config.get("grants.unknown") == [{"right": "read", "scope": "*"}]
     assert config.get() == config.to_json()

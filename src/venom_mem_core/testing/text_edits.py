@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from ..records import Grant, Principal
 from .support import Env, StoreFixtures, fails
 
@@ -75,6 +77,22 @@ class TextEditContract(StoreFixtures):
         assert len(result["similar"]) == 3
         scores = [hit["score"] for hit in result["similar"]]
         assert scores == sorted(scores, reverse=True)
+
+    def test_the_threshold_is_the_settings_and_0_switches_similar_off(self, env: Env) -> None:
+        env.add(PRS)
+        strict = Env.on(env.app.store, attrs.evolve(env.app.settings, similar_threshold=1.0))
+        result = strict.g1.call("memory.add", {"space": "user", "content": PRS_AGAIN})
+        assert (result["id"], result["changed"]) == ("m2", True)
+        # Only a score of 1 passes (FTS5's BM25 scores this restatement under it).
+        assert all(hit["score"] >= 1.0 for hit in result.get("similar", []))
+        off = Env.on(env.app.store, attrs.evolve(env.app.settings, similar_threshold=0.0))
+        result = off.g1.call("memory.add", {"space": "user", "content": PRS + " Always."})
+        assert result == {"id": "m3", "revision": 1, "changed": True}
+        update = {"id": "m2", "revision": 1, "content": PRS + " Still."}
+        assert off.g1.call("memory.update", update) == {"id": "m2", "revision": 2, "changed": True}
+        # At the default, the same text is pointed out (m2 no longer holds it).
+        again = env.g1.call("memory.add", {"space": "user", "content": PRS_AGAIN})
+        assert "m1" in _similar(again)
 
     def test_update_of_content_points_out_a_restatement(self, env: Env) -> None:
         env.add(PRS)

@@ -10,6 +10,7 @@ from ..grammar import MAX_ISSUED_TTL_S
 from ..ports import Clock, Embedder, EventSink, Store, VectorSearch
 from ..registry import Registry
 from ..search_options import DEFAULT_FUSION, DEFAULT_QUERY_MODE
+from ..similarity import SIMILAR_THRESHOLD
 
 __all__ = ["App", "MemorySettings", "NullEvents"]
 
@@ -23,6 +24,7 @@ class MemorySettings:
     max_content_bytes: int = 65536
     max_versions: int = 20
     tombstone_days: int = 30
+    similar_threshold: float = SIMILAR_THRESHOLD  # 0: no ``similar`` (docs/adr/0043)
     min_similarity: float = 0.0
     query_mode: str = DEFAULT_QUERY_MODE
     fusion: str = DEFAULT_FUSION

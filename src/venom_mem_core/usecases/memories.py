@@ -34,7 +34,7 @@ from ..shapes import memory_id, memory_json, version_entry_json
 from .app import App
 from .link_rows import SUPERSEDES, add_link, link_history, superseded_by
 from .sessions import check_session_readable
-from .similar import similar_field
+from .similar import similar_after_commit, similar_field
 from .space_states import activate_on_write
 
 __all__ = [
@@ -180,7 +180,7 @@ def add_memory(app: App, who: Principal, cmd: AddMemory) -> dict[str, Any]:
         memory = attrs.evolve(draft, id=tx.insert_memory(draft))
         tx.insert_version(_version(memory, "add", who, now))
         _supersede(tx, who, now, memory.id, older)
-        similar = similar_field(tx, who, memory, superseded=older)
+    similar = similar_after_commit(app, who, memory, superseded=older)
     _emit(app, "memory.added", memory)
     return {"id": memory_id(memory.id), "revision": 1, "changed": True, **similar}
 
@@ -273,7 +273,8 @@ def update_in(
         return {"id": id, "revision": memory.revision, "changed": False}, None
     activate_on_write(tx, memory.space)
     memory = _commit_revision(app, tx, who, memory, "update", **changes)
-    similar = similar_field(tx, who, memory) if "content" in changes else {}
+    threshold = app.settings.similar_threshold if "content" in changes else 0.0
+    similar = similar_field(tx, who, memory, threshold)
     return {"id": id, "revision": memory.revision, "changed": True, **similar}, memory
 
 

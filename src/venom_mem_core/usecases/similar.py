@@ -1,5 +1,6 @@
 """``similar`` in memory.add's and memory.update's result: near-duplicates pointed out, never
-merged (ADR 0043). Absent when there are none, so RFC-0020's results stay byte for byte."""
+merged (ADR 0043). Absent when there are none, so RFC-0020's results stay byte for byte, and
+when ``memory.similar_threshold`` is 0 (switched off: nothing is ranked)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from ..ranking import SNIPPET_BYTES, cut_utf8
 from ..records import Memory, Principal
 from ..shapes import memory_id
 from ..similarity import Similar, similar_memories
+from .app import App
 
-__all__ = ["similar_field", "similar_json"]
+__all__ = ["similar_after_commit", "similar_field", "similar_json"]
 
 # Enough to tell one score from another; more digits would only vary with the corpus.
 _SCORE_DIGITS = 3
@@ -31,14 +33,36 @@ def similar_json(found: Similar) -> dict[str, Any]:
 
 
 def similar_field(
-    tx: ReadTx, who: Principal, memory: Memory, *, superseded: Collection[int] = ()
+    tx: ReadTx,
+    who: Principal,
+    memory: Memory,
+    threshold: float,
+    *,
+    superseded: Collection[int] = (),
 ) -> dict[str, Any]:
-    """``{"similar": [...]}`` for ``memory`` (already written in ``tx``), or ``{}``. The
-    memories it supersedes in the same write are no near-duplicates to point out: the caller
-    has just said the new one replaces them (ADR 0042)."""
+    """``{"similar": [...]}`` for ``memory`` (already written in ``tx``), or ``{}``;
+    ``threshold`` 0: ``{}`` without a ranking. The memories it supersedes in the same write
+    are no near-duplicates to point out: the caller has just said the new one replaces them
+    (ADR 0042)."""
+    if threshold <= 0:
+        return {}
     found = [
         item
-        for item in similar_memories(tx, memory, readable_memories(who))
+        for item in similar_memories(tx, memory, readable_memories(who), threshold=threshold)
         if item.memory.id not in superseded
     ]
     return {"similar": [similar_json(item) for item in found]} if found else {}
+
+
+def similar_after_commit(
+    app: App, who: Principal, memory: Memory, *, superseded: Collection[int] = ()
+) -> dict[str, Any]:
+    """:func:`similar_field` for ``memory`` just committed, in a read transaction of its own:
+    the single writer is not held while the store ranks (ADR 0043, cost). A write that
+    slipped in between is seen, as any later read sees it; ``memory`` gone by then ranks no
+    longer and ``similar`` is absent."""
+    threshold = app.settings.similar_threshold
+    if threshold <= 0:
+        return {}
+    with app.store.read() as tx:
+        return similar_field(tx, who, memory, threshold, superseded=superseded)
