@@ -44,6 +44,7 @@ from venom_mem_core.manifest_types import Verb
 
 TARGET = "project/target"
 ELSEWHERE = "project/elsewhere"
+IDLE = "project/idle"  # space.deactivate's, so the matrix's own spaces stay active
 ABSENT = {"id": "m99999", "session": "s99999", "name": "no-such-client", "principal": "g99999"}
 READ_ALL = {"right": "read", "scope": "*"}
 VERBS: tuple[Verb, ...] = tuple(v for v in MANIFEST.verbs if not v.local and v.name != "hello")
@@ -118,7 +119,7 @@ def resource_of(verb: Verb, target: dict[str, Any]) -> Resource | None:
         return Resource("session")
     if verb.resource == "space":
         return Resource("space", target["space"])
-    if verb.resource == "id":
+    if verb.resource == "id" or verb.name in ("memory.link", "memory.unlink"):
         return Resource("memory", target["id"], target.get("memory_space"))
     listing = ("memory.search", "memory.list", "memory.context", "store.export")
     if verb.name in listing and target.get("spaces"):
@@ -137,6 +138,12 @@ def expected(verb: Verb, caller: Caller, target: dict[str, Any], present: bool) 
         return found if right is not None else Expect("ok")
     if right in ("admin", "files"):  # files: granted to nobody, so the owner's alone
         return Expect("denied", right, "*")
+    if (
+        verb.resource is None
+        and right == "write"
+        and not any(r == "write" for r, _ in caller.grants)
+    ):
+        return Expect("denied", right, "*")  # writes nowhere: refused before the use case
     resource = resource_of(verb, target)
     if resource is None or caller.holds(right, resource):
         return found
@@ -177,6 +184,19 @@ class Matrix:
             self.owner_call("memory.delete", {"id": id, "revision": 1})
         return id
 
+    def fresh_text(self) -> str:
+        """The text of a new memory of the target space, for memory.replace and .forget."""
+        text = self.unique("text")
+        self.owner_call("memory.add", {"space": TARGET, "content": text})
+        return text
+
+    def fresh_link(self) -> str:
+        """A new memory of the target space that relates_to the matrix's memory."""
+        id = self.fresh_memory()
+        link = {"from": id, "to": self.memory, "relation": "relates_to"}
+        self.owner_call("memory.link", link)
+        return id
+
     def fresh_session(self) -> str:
         return str(self.owner_call("session.start", {"harness": "matrix"})["session"])
 
@@ -195,7 +215,13 @@ class Matrix:
 def params_for(verb: Verb, m: Matrix, present: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """Valid params for ``verb`` (so only rights decide), and the target they name."""
     name = verb.name
-    one_memory = {"memory.get", "memory.history"}
+    one_memory = {"memory.get", "memory.history", "memory.related"}
+    if name in ("memory.link", "memory.unlink"):  # write on from, read on to (ADR 0042)
+        source = ABSENT["id"]
+        if present:
+            source = m.fresh_memory() if name == "memory.link" else m.fresh_link()
+        link = {"from": source, "to": m.memory, "relation": "relates_to"}
+        return link, {"id": source, "memory_space": TARGET if present else None}
     fresh_memory = {"memory.update", "memory.delete", "memory.restore", "memory.purge"}
     if name in one_memory | fresh_memory:
         id = ABSENT["id"]
@@ -233,6 +259,15 @@ def params_for(verb: Verb, m: Matrix, present: bool) -> tuple[dict[str, Any], di
         "store.export": lambda: {"spaces": [TARGET]},
         "space.list": dict,
         "space.describe": lambda: {"space": TARGET, "description": m.unique("d")},
+        "space.deactivate": lambda: {"space": IDLE},  # not TARGET: the matrix reads it
+        "space.activate": lambda: {"space": TARGET},
+        "memory.replace": lambda: {
+            "space": TARGET,
+            "old_text": m.fresh_text(),
+            "content": m.unique("replaced"),
+        },
+        "memory.forget": lambda: {"space": TARGET, "old_text": m.fresh_text()},
+        "store.copy": lambda: {"to": f"{m.world.store}.copy-{next(m.serial)}"},
         "session.start": lambda: {"harness": "matrix"},
         "session.list": dict,
         "client.add": lambda: {
@@ -268,7 +303,14 @@ def has_target(verb: Verb) -> bool:
             "memory.search",
             "memory.list",
         )
-    ) or verb.name in ("memory.purge", "session.purge", "client.remove", "grant.revoke")
+    ) or verb.name in (
+        "memory.purge",
+        "session.purge",
+        "client.remove",
+        "grant.revoke",
+        "memory.link",
+        "memory.unlink",
+    )
 
 
 def _client(owner: RawConnection, name: str, grants: list[dict[str, str]]) -> Caller:
