@@ -56,6 +56,7 @@ def v2_url(postgres_server: PostgresServer) -> str:
         owner.call("space.describe", {"space": "project/x", "description": "X's facts."})
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute("DROP TABLE links, inactive_spaces")
+        connection.execute("ALTER TABLE memories DROP COLUMN origin")
         connection.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     return url
 
@@ -64,10 +65,19 @@ def _rows(url: str) -> dict[str, list[tuple[object, ...]]]:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as connection:
-        out = {
-            table: connection.execute(f"SELECT * FROM {table} ORDER BY {key}").fetchall()
-            for table, key in TABLES.items()
-        }
+        out = {}
+        for table, key in TABLES.items():
+            # Version 2's columns: rung 3 adds memories.origin, NULL on every row it kept.
+            columns = connection.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s"
+                " AND table_schema = current_schema() AND column_name <> 'origin'"
+                " ORDER BY ordinal_position",
+                (table,),
+            ).fetchall()
+            listed = ", ".join(str(c) for (c,) in columns)
+            out[table] = connection.execute(
+                f"SELECT {listed} FROM {table} ORDER BY {key}"
+            ).fetchall()
     # The ladder writes the version itself: every other meta row must stay.
     out["meta"] = [row for row in out["meta"] if row[0] != "schema_version"]
     return out
@@ -96,6 +106,11 @@ def test_a_version_2_store_upgrades_to_3_keeping_every_row(v2_url: str) -> None:
         client.call("memory.get", {"id": "m1"})
     assert _rows(v2_url) == before
     assert {"links", "inactive_spaces"} <= _tables(v2_url)
+    import psycopg
+
+    with psycopg.connect(v2_url, autocommit=True) as connection:
+        origins = connection.execute("SELECT DISTINCT origin FROM memories").fetchall()
+    assert origins == [(None,)]
 
 
 def _rung_3_then_fails(after: int) -> Callable[[object], None]:
