@@ -138,6 +138,13 @@ def main() -> int:
     parser.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--daemons", default="1,2,4")
     parser.add_argument("--load-seconds", type=float, default=15.0)
+    parser.add_argument(
+        "--similar-threshold",
+        type=float,
+        default=None,
+        help="memory.similar_threshold for the load table's stores (0: no similar on add);"
+        " default: the config's default",
+    )
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(",") if s)
     daemons = [int(n) for n in args.daemons.split(",") if n]
@@ -151,7 +158,7 @@ def main() -> int:
     if daemons:
         try:
             with running_server(settings=DURABLE) as server:
-                load_table(server, daemons, args.load_seconds)
+                load_table(server, daemons, args.load_seconds, args.similar_threshold)
         except RuntimeError as exc:
             print(f"bench_postgres: load skipped: {exc}")
     return 0
@@ -223,11 +230,17 @@ ONE_VS_SQLITE, FOUR_VS_ONE, FOUR_P99_MS = 0.5, 2.0, 100.0
 CORES = os.cpu_count() or 1
 
 
-def load_table(server: PostgresServer, daemons: list[int], seconds: float) -> None:
+def load_table(
+    server: PostgresServer, daemons: list[int], seconds: float, similar: float | None
+) -> None:
     """The N-daemon table: SQLite's one daemon, then each count of daemons on a new schema
-    of one fsync-on server, every daemon with its own writers and searchers."""
+    of one fsync-on server, every daemon with its own writers and searchers. ``similar``:
+    every store's memory.similar_threshold (ADR 0043: near-duplicates cost each add a
+    ranking), None for the default."""
     rows: dict[str, LoadFigures] = {}
+    memory = "" if similar is None else f".memory = .{{ .similar_threshold = {similar!r} }}"
     with make_world() as lite:
+        lite.write_config(f".{{ {memory} }}")
         fill(lite, 0, LOAD_SEED)
         pid = lite.daemon_pid()
         assert pid is not None
@@ -239,12 +252,13 @@ def load_table(server: PostgresServer, daemons: list[int], seconds: float) -> No
             meters={"daemons": lambda: processes_cpu_s([pid]), "server": lambda: 0.0},
         )
         lite.stop_daemon()
-    print_load_header(seconds)
+    print_load_header(seconds, similar)
     print_load_row("sqlite, 1 daemon", rows["sqlite, 1 daemon"])
     for count in daemons:
         url = server.fresh_url("load")
         options = url.split("&options=", 1)[1]
-        store = f'.{{ .store = .{{ .url = "postgresql:///postgres?options={options}" }} }}'
+        section = f'.store = .{{ .url = "postgresql:///postgres?options={options}" }}'
+        store = ".{ " + ", ".join(filter(None, (section, memory))) + " }"
         with contextlib.ExitStack() as stack:
             worlds = [stack.enter_context(make_world()) for _ in range(count)]
             for world in worlds:
@@ -284,10 +298,12 @@ def analyze(url: str) -> None:
         connection.execute("ANALYZE")
 
 
-def print_load_header(seconds: float) -> None:
+def print_load_header(seconds: float, similar: float | None) -> None:
+    threshold = "default" if similar is None else f"{similar:g}"
     print(
         f"\nload: {WRITERS} writers + {SEARCHERS} searchers per daemon, {seconds:.0f} s,"
-        f" PostgreSQL with fsync on; load average {os.getloadavg()[0]:.1f} at the start",
+        f" PostgreSQL with fsync on, memory.similar_threshold {threshold};"
+        f" load average {os.getloadavg()[0]:.1f} at the start",
         flush=True,
     )
     print(
