@@ -218,6 +218,37 @@ def test_sqlite_to_postgres_and_back_keeps_every_row_token_and_revision(
         _works_on_copy(local, made, 6)  # the SQLite copy of the copy
 
 
+def _pg_index(url: str) -> Tables:
+    import psycopg
+
+    with psycopg.connect(url) as connection:
+        return {
+            name: sorted(connection.execute(f"SELECT * FROM {name}").fetchall(), key=repr)
+            for name in sorted(INDEX)
+        }
+
+
+def test_the_copy_builds_the_full_text_index_a_write_would(
+    postgres_server: PostgresServer,
+) -> None:
+    """PostgreSQL to PostgreSQL: the copy derives the index from the memories it was given,
+    in batches, and has exactly the rows the daemon's writes (adds, updates, a delete, a
+    restore) left in the source's index."""
+    url = postgres_server.fresh_url("written")
+    with make_world() as team:
+        team.env.update(postgres_server.environ)
+        _on(team, url=url)
+        _build(team)
+        team.ok("memory", "add", "--space", "user", "--tags", "a,b",
+                "--content", "docs " * 40 + "Ünïcode tail", token="@owner")  # fmt: skip
+        written = _pg_index(url)
+        assert len(written["memory_fts"]) == 4  # m3 deleted, m5 purged
+        copy_url = postgres_server.fresh_url("derived")
+        copied = _copy(team, copy_url)
+        assert copied["exit"] == 0, copied
+    assert _pg_index(copy_url) == written
+
+
 def test_a_store_that_is_not_empty_is_refused_and_untouched(
     source: World, postgres_server: PostgresServer
 ) -> None:
