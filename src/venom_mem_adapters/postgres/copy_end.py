@@ -29,7 +29,7 @@ from . import fts
 from .errors import translated
 from .migrations import DEFAULT_MIGRATIONS, migrate, schema_version
 from .store import PostgresStore, conninfo
-from .tx import PgWriteTx
+from .tx import PgWriteTx, array_literal
 
 if TYPE_CHECKING:
     from venom_mem_core.ports import Store
@@ -211,10 +211,12 @@ _TERM_COLUMNS = ("term", "memory", "title", "content", "tags", "length", "freq")
 def _posting_rows(
     id: int, length: int, postings: Sequence[fts.Posting]
 ) -> Iterator[tuple[object, ...]]:
-    """``memory_fts_terms``' rows of one memory, as ``PgWriteTx._indexed`` writes them."""
+    """``memory_fts_terms``' rows of one memory, as ``PgWriteTx._indexed`` writes them (the
+    positions as array literals: psycopg's list dumper costs more than the rest)."""
     for p in postings:
         hits = weighted_hits((len(p.title), len(p.content), len(p.tags)))
-        yield (p.term, id, list(p.title), list(p.content), list(p.tags), length, hits)
+        positions = (array_literal(p.title), array_literal(p.content), array_literal(p.tags))
+        yield (p.term, id, *positions, length, hits)
 
 
 @contextmanager
