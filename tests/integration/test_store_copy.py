@@ -218,6 +218,37 @@ def test_sqlite_to_postgres_and_back_keeps_every_row_token_and_revision(
         _works_on_copy(local, made, 6)  # the SQLite copy of the copy
 
 
+def _pg_index(url: str) -> Tables:
+    import psycopg
+
+    with psycopg.connect(url) as connection:
+        return {
+            name: sorted(connection.execute(f"SELECT * FROM {name}").fetchall(), key=repr)
+            for name in sorted(INDEX)
+        }
+
+
+def test_the_copy_builds_the_full_text_index_a_write_would(
+    postgres_server: PostgresServer,
+) -> None:
+    """PostgreSQL to PostgreSQL: the copy derives the index from the memories it was given,
+    in batches, and has exactly the rows the daemon's writes (adds, updates, a delete, a
+    restore) left in the source's index."""
+    url = postgres_server.fresh_url("written")
+    with make_world() as team:
+        team.env.update(postgres_server.environ)
+        _on(team, url=url)
+        _build(team)
+        team.ok("memory", "add", "--space", "user", "--tags", "a,b",
+                "--content", "docs " * 40 + "Ünïcode tail", token="@owner")  # fmt: skip
+        written = _pg_index(url)
+        assert len(written["memory_fts"]) == 4  # m3 deleted, m5 purged
+        copy_url = postgres_server.fresh_url("derived")
+        copied = _copy(team, copy_url)
+        assert copied["exit"] == 0, copied
+    assert _pg_index(copy_url) == written
+
+
 def test_a_store_that_is_not_empty_is_refused_and_untouched(
     source: World, postgres_server: PostgresServer
 ) -> None:
@@ -268,43 +299,42 @@ def test_sqlite_to_sqlite_copies_vectors_and_refuses_a_bad_url(
 
 # -- a later schema: a table and a column the copy has never heard of ------------------------
 
-_LINKS_SQLITE = (
-    "CREATE TABLE later_links (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+_PINS_SQLITE = (
+    "CREATE TABLE pins (id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " source INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,"
     " target INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE, note TEXT)",
-    "ALTER TABLE memories ADD COLUMN later_origin TEXT",
+    "ALTER TABLE memories ADD COLUMN later TEXT",
 )
-_LINKS_PG = (
-    "CREATE TABLE later_links (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+_PINS_PG = (
+    "CREATE TABLE pins (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
     " source bigint NOT NULL REFERENCES memories (id) ON DELETE CASCADE,"
     " target bigint NOT NULL REFERENCES memories (id) ON DELETE CASCADE,"
     ' note TEXT COLLATE "C")',
-    "ALTER TABLE memories ADD COLUMN later_origin jsonb",
+    "ALTER TABLE memories ADD COLUMN later jsonb",
 )
 
 
-def _later_sqlite(path: Path) -> None:
-    """A store at a synthetic schema 4 (a later_links table, a later_origin column), with
-    rows in it."""
+def _v4_sqlite(path: Path) -> None:
+    """A store at a synthetic schema 4 (a pins table, a later column), with rows in it."""
     from venom_mem_adapters.sqlite import SqliteStore
     from venom_mem_adapters.sqlite.migrations import DEFAULT_MIGRATIONS, Migration
 
     def apply(connection: apsw.Connection) -> None:
-        for statement in _LINKS_SQLITE:
+        for statement in _PINS_SQLITE:
             connection.execute(statement)
 
-    ladder = (*DEFAULT_MIGRATIONS, Migration(name="links", apply=apply))
+    ladder = (*DEFAULT_MIGRATIONS, Migration(name="pins", apply=apply))
     SqliteStore.open(path, migrations=ladder).close()
     connection = apsw.Connection(str(path))
     try:
         for n, text in ((1, "eins"), (2, "zwei ✓")):
             connection.execute(
                 "INSERT INTO memories (space, kind, content, content_sha256, principal,"
-                " updated_by, created, updated, later_origin) VALUES ('user', 'fact', ?, ?,"
-                " 'owner', 'owner', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', ?)",
+                " updated_by, created, updated, later) VALUES ('user', 'fact', ?, ?, 'owner',"
+                " 'owner', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', ?)",
                 (text, bytes([n]) * 32, f'{{"format":"server-memory","id":{n}}}'),
             )
-        connection.execute("INSERT INTO later_links (source, target, note) VALUES (1, 2, 'siehe')")
+        connection.execute("INSERT INTO pins (source, target, note) VALUES (1, 2, 'siehe')")
     finally:
         connection.close()
 
@@ -324,21 +354,21 @@ def test_a_table_and_column_of_a_later_schema_are_copied_with_no_change(
     from venom_mem_adapters.sqlite.migrations import DEFAULT_MIGRATIONS as SQLITE_LADDER
     from venom_mem_adapters.sqlite.migrations import Migration
 
-    store_dir = tmp_path / "later"
+    store_dir = tmp_path / "v4"
     store_dir.mkdir(mode=0o700)
     path = store_dir / "store.db"
-    _later_sqlite(path)
+    _v4_sqlite(path)
 
     def apply_pg(connection: psycopg.Connection[tuple[Any, ...]]) -> None:
-        for statement in _LINKS_PG:
+        for statement in _PINS_PG:
             connection.execute(statement.encode())
 
     def apply_sqlite(connection: apsw.Connection) -> None:
-        for statement in _LINKS_SQLITE:
+        for statement in _PINS_SQLITE:
             connection.execute(statement)
 
-    url = postgres_server.fresh_url("v2")
-    ladder = (*SQLITE_LADDER, Migration(name="links", apply=apply_sqlite))
+    url = postgres_server.fresh_url("v3")
+    ladder = (*SQLITE_LADDER, Migration(name="pins", apply=apply_sqlite))
     with SqliteStore.open(path, migrations=ladder) as store:
         # This venom-mem's PostgreSQL ladder stops at 3: refused before anything is written.
         with (
@@ -356,20 +386,20 @@ def test_a_table_and_column_of_a_later_schema_are_copied_with_no_change(
         assert left == (0,)
 
         # With a rung 4 on both ladders (as a later schema would add), the copy needs no edit.
-        pg_ladder = (*PG_LADDER, PgMigration(name="links", apply=apply_pg))
+        pg_ladder = (*PG_LADDER, PgMigration(name="pins", apply=apply_pg))
         monkeypatch.setattr(pg_end, "DEFAULT_MIGRATIONS", pg_ladder)
         monkeypatch.setattr(sqlite_end, "DEFAULT_MIGRATIONS", ladder)
         with open_target(url) as target, open_source("sqlite", store) as source:
             copied = copy_store(source, target)
     rows = {t["table"]: t["rows"] for t in copied["tables"]}
-    assert rows["later_links"] == 1
-    assert copied["counters"] == {"later_links": 1, "memories": 2}
+    assert rows["pins"] == 1
+    assert copied["counters"] == {"memories": 2, "pins": 1}
     with psycopg.connect(url) as connection:
-        assert connection.execute("SELECT source, target, note FROM later_links").fetchall() == [
+        assert connection.execute("SELECT source, target, note FROM pins").fetchall() == [
             (1, 2, "siehe")
         ]
-        origins = connection.execute("SELECT later_origin FROM memories ORDER BY id").fetchall()
-    assert origins == [
+        laters = connection.execute("SELECT later FROM memories ORDER BY id").fetchall()
+    assert laters == [
         ({"format": "server-memory", "id": 1},),
         ({"format": "server-memory", "id": 2},),
     ]

@@ -19,15 +19,17 @@ import psycopg
 from psycopg import sql
 
 from venom_mem_core.errors import VenomError
+from venom_mem_core.fts import weighted_hits
 from venom_mem_core.ports import ERASE_PENDING
 
 from ..config import check_url, public_url
 from ..copy.ends import CopyTarget, CopyWriter, Table
 from ..sql import MEMORY_COLUMNS, memory_from_row
+from . import fts
 from .errors import translated
 from .migrations import DEFAULT_MIGRATIONS, migrate, schema_version
 from .store import PostgresStore, conninfo
-from .tx import PgWriteTx
+from .tx import PgWriteTx, array_literal
 
 if TYPE_CHECKING:
     from venom_mem_core.ports import Store
@@ -167,11 +169,12 @@ class PostgresEnd:
                 )
 
     def derive(self) -> None:
-        """Write each live memory's length and postings, as a write of it would (tx.py), and
-        bump ``clients_version``: a daemon already serving this database reads the copied
-        clients at its next request (docs/adr/0028)."""
-        writer = PgWriteTx(self._connection, self.where)
-        writer._clients_changed()
+        """Write each live memory's length and postings, the rows a write of it would
+        (``PgWriteTx._indexed``, from the same ``fts.postings``), and bump
+        ``clients_version``: a daemon already serving this database reads the copied
+        clients at its next request (docs/adr/0028). A batch of memories at a time, each
+        table's rows in one ``COPY`` (the lengths first: the postings reference them)."""
+        PgWriteTx(self._connection, self.where)._clients_changed()
         query = sql.SQL("SELECT {} FROM memories WHERE deleted IS NULL ORDER BY id").format(
             sql.SQL(", ").join(map(sql.Identifier, MEMORY_COLUMNS))
         )
@@ -181,10 +184,39 @@ class PostgresEnd:
         ):
             cursor.execute(query)
             while batch := cursor.fetchmany(_BATCH):
-                with self._connection.pipeline():
-                    for row in batch:
-                        memory = memory_from_row(row)
-                        writer._indexed(memory, memory.id)
+                lengths: list[tuple[int, int]] = []
+                terms: list[tuple[object, ...]] = []
+                for row in batch:
+                    memory = memory_from_row(row)
+                    length, postings = fts.postings(memory)
+                    lengths.append((memory.id, length))
+                    terms.extend(_posting_rows(memory.id, length, postings))
+                self._copy_in("memory_fts", ("memory", "length"), lengths)
+                self._copy_in("memory_fts_terms", _TERM_COLUMNS, terms)
+
+    def _copy_in(
+        self, table: str, columns: Sequence[str], rows: Iterable[Sequence[object]]
+    ) -> None:
+        statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+            sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
+        )
+        with self._connection.cursor() as cursor, cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+_TERM_COLUMNS = ("term", "memory", "title", "content", "tags", "length", "freq")
+
+
+def _posting_rows(
+    id: int, length: int, postings: Sequence[fts.Posting]
+) -> Iterator[tuple[object, ...]]:
+    """``memory_fts_terms``' rows of one memory, as ``PgWriteTx._indexed`` writes them (the
+    positions as array literals: psycopg's list dumper costs more than the rest)."""
+    for p in postings:
+        hits = weighted_hits((len(p.title), len(p.content), len(p.tags)))
+        positions = (array_literal(p.title), array_literal(p.content), array_literal(p.tags))
+        yield (p.term, id, *positions, length, hits)
 
 
 @contextmanager

@@ -51,7 +51,7 @@ from . import fts
 from .errors import translated
 from .filters import FILTERS, Predicate
 
-__all__ = ["PgReadTx", "PgWriteTx"]
+__all__ = ["PgReadTx", "PgWriteTx", "array_literal"]
 
 
 def _corpus(readable: Predicate) -> str:
@@ -64,7 +64,7 @@ def _corpus(readable: Predicate) -> str:
     )
 
 
-def _array(positions: Sequence[int]) -> str:
+def array_literal(positions: Sequence[int]) -> str:
     """``{0,3}``: an integer array's literal."""
     return "{" + ",".join(map(str, positions)) + "}"
 
@@ -324,9 +324,9 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
                 id,
                 length,
                 [p.term for p in postings],
-                [_array(p.title) for p in postings],
-                [_array(p.content) for p in postings],
-                [_array(p.tags) for p in postings],
+                [array_literal(p.title) for p in postings],
+                [array_literal(p.content) for p in postings],
+                [array_literal(p.tags) for p in postings],
                 [weighted_hits((len(p.title), len(p.content), len(p.tags))) for p in postings],
             ),
         )
