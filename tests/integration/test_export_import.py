@@ -119,8 +119,8 @@ def test_export_import_export_is_equal_but_for_store_times_and_principal(
     chains = {line["session"]: line["chain"] for line in lines if line["type"] == "session"}
     assert chains == {"s1": ["s1"], "s2": ["s1", "s2"], "s3": ["s1", "s2", "s3"]}
     links = [line for line in lines if line["type"] == "link"]
-    said = sorted((x["from"], x["relation"], x["to"], "unlinked" in x) for x in links)
-    assert said == [
+    triples = sorted((x["from"], x["relation"], x["to"], "unlinked" in x) for x in links)
+    assert triples == [
         ("m4", "relates_to", "m2", False), ("m5", "supersedes", "m1", False),
         ("m6", "causes", "m2", False), ("m6", "causes", "m2", True),
         ("m7", "same_entity", "m1", False),
