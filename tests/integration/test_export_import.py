@@ -311,3 +311,19 @@ def test_a_large_store_exports_in_pages_that_fit_the_frame(world: World, fresh: 
     _export(fresh, again)
     imported = [{k: v for k, v in line.items() if k != "origin"} for line in _lines(again)]
     assert _normal(imported) == _normal(_lines(out))
+
+
+def test_the_link_and_inactive_space_parts_page_by_their_own_cursor(world: World) -> None:
+    _build_source(world)
+    links = world.ok("store", "export", "--include-deleted", "--after", "links:", token="@owner")
+    assert {line["type"] for line in links["lines"]} == {"link", "inactive_space"}
+    assert links["next"] is None
+    # After m5, only the links of the memories below it (newest first): m4's.
+    later = world.ok("store", "export", "--after", "links:m5", token="@owner")["lines"]
+    assert [(x["type"], x.get("from")) for x in later] == [
+        ("link", "m4"), ("inactive_space", None), ("inactive_space", None),
+    ]  # fmt: skip
+    last = world.ok("store", "export", "--after", "inactive_spaces", token="@owner")
+    assert [x["space"] for x in last["lines"]] == ["archive", "team"]
+    bad = world.run("store", "export", "--after", "links:s1", "--json", token="@owner")
+    assert json.loads(bad.stdout)["error"]["code"] == "invalid_params.cursor"
