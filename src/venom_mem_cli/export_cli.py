@@ -128,13 +128,6 @@ def _session_key(line: ImportLine) -> tuple[Any, ...]:
     return (*(line.get(k) for k in fields), "ended" in line)
 
 
-class _Same(dict[str, str]):
-    """The target's own IDs, as they are."""
-
-    def __missing__(self, key: str) -> str:
-        return key
-
-
 class _Held:
     """What the store already holds that the caller may read: the keys of its memories and
     sessions with their IDs, of its links, its space descriptions (hashed) and inactive
