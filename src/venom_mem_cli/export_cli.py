@@ -3,8 +3,10 @@
 Export pages through the daemon's ``store.export`` and writes each page's lines as it gets
 them. Import checks a whole file first (every line parsed, every call it will make checked
 against the manifest's params) and writes nothing when a line is bad; then it writes through
-the daemon as the caller, sessions before memories, each in the source's order, and skips
-what the store already holds.
+the daemon as the caller, sessions before memories, each in the source's order, then the
+links between them, the deletes held back for them (a link needs both ends live), the space
+descriptions, and last the inactive spaces (a write activates a space); it skips what the
+store already holds.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ import os
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from venom_mem_adapters.client import Connection, connect
 from venom_mem_core.errors import VenomError
 from venom_mem_core.export_format import ImportLine, check_line
 from venom_mem_core.ids import id_number
 from venom_mem_core.manifest import MANIFEST
+from venom_mem_core.shapes import memory_id
 from venom_mem_core.validation import check_value
 
 from .peers import DEFAULT_SPACES, Reader, reader
@@ -53,6 +56,8 @@ def run_export(params: Mapping[str, Any], environ: Mapping[str, str]) -> dict[st
         "memories": counts["memory"],
         "sessions": counts["session"],
         "spaces": counts["space"],
+        "links": counts["link"],
+        "inactive_spaces": counts["inactive_space"],
     }
 
 
@@ -113,6 +118,11 @@ def _memory_key(line: ImportLine, space: str) -> tuple[str, str, bool]:
     return (space, _sha(line["revisions"][-1]["content"]), "deleted" in line)
 
 
+def _link_key(line: ImportLine, ends: Mapping[str, str]) -> tuple[str, str, str, bool]:
+    """A link as the target would hold it: its ends mapped to the target's IDs."""
+    return (ends[line["from"]], ends[line["to"]], line["relation"], "unlinked" in line)
+
+
 def _session_key(line: ImportLine) -> tuple[Any, ...]:
     fields = ("harness", "harness_session", "relation", "cwd")
     return (*(line.get(k) for k in fields), "ended" in line)
@@ -120,11 +130,16 @@ def _session_key(line: ImportLine) -> tuple[Any, ...]:
 
 class _Held:
     """What the store already holds that the caller may read: the keys of its memories and
-    sessions, with the sessions' IDs, read through the same export (hashes, not text)."""
+    sessions with their IDs, of its links, its space descriptions (hashed) and inactive
+    spaces, read through the same export (hashes, not text)."""
 
     def __init__(self) -> None:
-        self.memories: Counter[tuple[str, str, bool]] = Counter()
+        self.memories: defaultdict[tuple[str, str, bool], list[str]] = defaultdict(list)
+        self.deleted: set[str] = set()
         self.sessions: defaultdict[tuple[Any, ...], list[str]] = defaultdict(list)
+        self.links: Counter[tuple[str, str, str, bool]] = Counter()
+        self.described: set[tuple[str, str]] = set()
+        self.inactive: set[str] = set()
 
     @classmethod
     def read(cls, conn: Connection, space: str | None) -> _Held:
@@ -132,12 +147,23 @@ class _Held:
         request = {"include_deleted": True, **({"spaces": [space]} if space else {})}
         for page in _pages(conn, request):
             for line in page["lines"]:
-                if line["type"] == "memory":
-                    held.memories[_memory_key(line, line["space"])] += 1
-                elif line["type"] == "session":
+                kind = line["type"]
+                if kind == "memory":
+                    held.memories[_memory_key(line, line["space"])].append(line["id"])
+                    if "deleted" in line:
+                        held.deleted.add(line["id"])
+                elif kind == "session":
                     held.sessions[_session_key(line)].append(line["session"])
-        for ids in held.sessions.values():
-            ids.sort(key=lambda s: id_number(s, "s") or 0)
+                elif kind == "link":
+                    held.links[
+                        (line["from"], line["to"], line["relation"], "unlinked" in line)
+                    ] += 1
+                elif kind == "space":
+                    held.described.add((line["space"], _sha(line["description"])))
+                elif kind == "inactive_space":
+                    held.inactive.add(line["space"])
+        for ids in (*held.sessions.values(), *held.memories.values()):
+            ids.sort(key=_number)
         return held
 
 
@@ -150,6 +176,8 @@ class _Plan:
         self.sessions: list[tuple[int, int, int]] = []  # (id, line number, offset)
         self.memories: list[tuple[int, int, int]] = []
         self.spaces: list[tuple[int, int]] = []
+        self.links: list[tuple[int, int]] = []
+        self.inactive: list[tuple[int, int]] = []
         # A peer's lines, converted: held, as its stores are one person's notes (ADR 0040).
         self.held: list[ImportLine] | None = None
 
@@ -170,6 +198,7 @@ class _Plan:
     def read(cls, path: str, space: str | None) -> _Plan:
         plan = cls(path, space)
         sessions: set[str] = set()
+        ends: list[tuple[int, str]] = []  # each link's ends, checked once every line is read
         try:
             source = open(path, "rb")  # noqa: SIM115  # closed below, read line by line
         except OSError as error:
@@ -179,9 +208,19 @@ class _Plan:
             for number, raw in enumerate(source, start=1):
                 line = check_line(raw, number, first=number == 1)
                 plan._note(line, number, offset, sessions)
+                if line["type"] == "link":
+                    ends += [(number, line["from"]), (number, line["to"])]
                 offset += len(raw)
             if number == 0:
                 raise VenomError("invalid_params.import_format", f"{path} is empty", {"line": 1})
+        memories = {memory_id(m) for m, _, _ in plan.memories}
+        for number, end in ends:
+            if end not in memories:
+                raise VenomError(
+                    "invalid_params.import_line",
+                    f"line {number} links {end}, which no memory line of the file holds",
+                    {"line": number},
+                )
         plan.sessions.sort()
         plan.memories.sort()
         return plan
@@ -207,6 +246,12 @@ class _Plan:
             elif kind == "space" and self.space is None:
                 _check_call("space.describe", _describe(line))
                 self.spaces.append((number, offset))
+            elif kind == "link":
+                _check_call("memory.link", _link(line, {}))
+                self.links.append((number, offset))
+            elif kind == "inactive_space" and self.space is None:
+                _check_call("space.deactivate", {"space": line["space"]})
+                self.inactive.append((number, offset))
         except VenomError as error:
             if error.code == "invalid_params.import_line" or not error.code.startswith(
                 "invalid_params."
@@ -224,68 +269,153 @@ class _Plan:
         return parsed
 
     def run(self, conn: Connection, held: _Held, *, dry_run: bool) -> dict[str, Any]:
-        counts: Counter[str] = Counter()
-        would: list[dict[str, Any]] = []
-        sessions: dict[str, str] = {}
+        run = _Run(conn, held, dry_run)
         with open(self.path if self.held is None else os.devnull, "rb") as source:
             for _, number, offset in self.sessions:
-                line = self._line(source, offset)
-                key = _session_key(line)
-                if held.sessions.get(key):
-                    sessions[line["session"]] = held.sessions[key].pop(0)
-                    counts["sessions_skipped"] += 1
-                    continue
-                counts["sessions"] += 1
-                if dry_run:
-                    would.append({"line": number, "session": line["session"]})
-                    sessions[line["session"]] = line["session"]
-                    continue
-                sessions[line["session"]] = _start(conn, line, sessions)
+                run.session(self._line(source, offset), number)
             for _, number, offset in self.memories:
-                line = self._line(source, offset)
-                space = self.space or line["space"]
-                key = _memory_key(line, space)
-                if held.memories[key] > 0:
-                    held.memories[key] -= 1
-                    counts["skipped"] += 1
-                    continue
-                if dry_run:
-                    counts["memories"] += 1
-                    would.append(
-                        {
-                            "line": number,
-                            "memory": line["origin"]["id"] if self.held else line["id"],
-                            "space": space,
-                            "revisions": len(line["revisions"]),
-                            **({"content": line["revisions"][-1]["content"]} if self.held else {}),
-                        }
-                    )
-                    continue
-                if _add(conn, line, space, sessions.get(line.get("session", ""))):
-                    counts["memories"] += 1
-                else:
-                    counts["skipped"] += 1
+                run.memory(self._line(source, offset), number, self.space, peer=bool(self.held))
+            for number, offset in self.links:
+                run.link(self._line(source, offset), number)
+            run.held_deletes()
             for number, offset in self.spaces:
-                line = self._line(source, offset)
-                if dry_run:
-                    would.append({"line": number, "space": line["space"]})
-                    counts["spaces"] += 1
-                elif conn.call("space.describe", _describe(line))["changed"]:
-                    counts["spaces"] += 1
-                else:
-                    counts["spaces_skipped"] += 1
-        out: dict[str, Any] = {"file": self.path, **{k: counts[k] for k in _COUNTS}}
+                run.describe(self._line(source, offset), number)
+            for number, offset in self.inactive:  # last: a write activates its space
+                run.deactivate(self._line(source, offset), number)
+        out: dict[str, Any] = {"file": self.path, **{k: run.counts[k] for k in _COUNTS}}
         if dry_run:
             out["dry_run"] = True
-            out["would_write"] = would
+            out["would_write"] = run.would
         return out
 
 
-_COUNTS = ("memories", "skipped", "sessions", "sessions_skipped", "spaces", "spaces_skipped")
+class _Run:
+    """One file's writes, in the plan's order, with the source's IDs mapped to the target's
+    (what a dry run would write is listed instead; its IDs stay the source's)."""
+
+    def __init__(self, conn: Connection, held: _Held, dry_run: bool) -> None:
+        self.conn, self.held, self.dry_run = conn, held, dry_run
+        self.counts: Counter[str] = Counter()
+        self.would: list[dict[str, Any]] = []
+        self.sessions: dict[str, str] = {}
+        self.memories: dict[str, str] = {}
+        # A memory that ends deleted is deleted after the links: a link needs both ends live.
+        self.deletes: list[tuple[str, int]] = []
+
+    def session(self, line: ImportLine, number: int) -> None:
+        key = _session_key(line)
+        if self.held.sessions.get(key):
+            self.sessions[line["session"]] = self.held.sessions[key].pop(0)
+            self.counts["sessions_skipped"] += 1
+            return
+        self.counts["sessions"] += 1
+        if self.dry_run:
+            self.would.append({"line": number, "session": line["session"]})
+            self.sessions[line["session"]] = line["session"]
+            return
+        self.sessions[line["session"]] = _start(self.conn, line, self.sessions)
+
+    def memory(self, line: ImportLine, number: int, space: str | None, *, peer: bool) -> None:
+        space = space or line["space"]
+        key = _memory_key(line, space)
+        if self.held.memories.get(key):
+            self.memories[line["id"]] = self.held.memories[key].pop(0)
+            self.counts["skipped"] += 1
+            return
+        if self.dry_run:
+            self.counts["memories"] += 1
+            self.memories[line["id"]] = line["id"]
+            self.would.append(
+                {
+                    "line": number,
+                    "memory": line["origin"]["id"] if peer else line["id"],
+                    "space": space,
+                    "revisions": len(line["revisions"]),
+                    **({"content": line["revisions"][-1]["content"]} if peer else {}),
+                }
+            )
+            return
+        added = _add(self.conn, line, space, self.sessions.get(line.get("session", "")))
+        self.memories[line["id"]] = added.id
+        if not added.written:
+            self.counts["skipped"] += 1
+            return
+        self.counts["memories"] += 1
+        if "deleted" in line:
+            self.deletes.append((added.id, added.revision))
+
+    def link(self, line: ImportLine, number: int) -> None:
+        key = _link_key(line, self.memories)
+        if self.held.links[key] > 0:
+            self.held.links[key] -= 1
+            self.counts["links_skipped"] += 1
+            return
+        if not self.held.deleted.isdisjoint(key[:2]):  # a deleted end can't be linked
+            self.counts["links_skipped"] += 1
+            return
+        call = _link(line, self.memories)
+        if self.dry_run:
+            self.would.append({"line": number, "link": f"{call['from']} {line['relation']} "
+                               f"{call['to']}"})  # fmt: skip
+            self.counts["links"] += 1
+            return
+        # An unlinked link whose triple is live in the target is skipped, not unlinked there.
+        if not self.conn.call("memory.link", call)["changed"]:
+            self.counts["links_skipped"] += 1
+            return
+        if "unlinked" in line:
+            self.conn.call("memory.unlink", call)
+        self.counts["links"] += 1
+
+    def held_deletes(self) -> None:
+        for memory, revision in self.deletes:
+            self.conn.call("memory.delete", {"id": memory, "revision": revision})
+
+    def describe(self, line: ImportLine, number: int) -> None:
+        # Skipped when held, not re-sent: a describe activates the space, even unchanged.
+        if (line["space"], _sha(line["description"])) in self.held.described:
+            self.counts["spaces_skipped"] += 1
+        elif self.dry_run:
+            self.would.append({"line": number, "space": line["space"]})
+            self.counts["spaces"] += 1
+        elif self.conn.call("space.describe", _describe(line))["changed"]:
+            self.counts["spaces"] += 1
+        else:
+            self.counts["spaces_skipped"] += 1
+
+    def deactivate(self, line: ImportLine, number: int) -> None:
+        if self.dry_run:
+            held = line["space"] in self.held.inactive
+            if not held:
+                self.would.append({"line": number, "inactive_space": line["space"]})
+            self.counts["inactive_spaces_skipped" if held else "inactive_spaces"] += 1
+            return
+        changed = self.conn.call("space.deactivate", {"space": line["space"]})["changed"]
+        self.counts["inactive_spaces" if changed else "inactive_spaces_skipped"] += 1
+
+
+_COUNTS = (
+    "memories",
+    "skipped",
+    "sessions",
+    "sessions_skipped",
+    "spaces",
+    "spaces_skipped",
+    "links",
+    "links_skipped",
+    "inactive_spaces",
+    "inactive_spaces_skipped",
+)
 
 
 def _number(text: str) -> int:
     return id_number(text, text[0]) or 0
+
+
+def _link(line: ImportLine, memories: Mapping[str, str]) -> dict[str, Any]:
+    """memory.link's (and .unlink's) params, the ends mapped (as they are when unmapped)."""
+    ends = {end: memories.get(line[end], line[end]) for end in ("from", "to")}
+    return {**ends, "relation": line["relation"]}
 
 
 def _describe(line: ImportLine) -> dict[str, Any]:
@@ -356,16 +486,24 @@ def _origin(line: ImportLine) -> Any:
     return out
 
 
-def _add(conn: Connection, line: ImportLine, space: str, session: str | None) -> bool:
-    """Replay the memory's revisions; False when its first text is already a live memory of
-    the space (that memory is left alone)."""
+class _Added(NamedTuple):
+    id: str
+    written: bool  # False: the first text is already a live memory of the space
+    revision: int
+
+
+def _add(conn: Connection, line: ImportLine, space: str, session: str | None) -> _Added:
+    """Replay the memory's revisions but a last delete (the run deletes it after the links);
+    when its first text is already a live memory of the space, that memory, left alone."""
+    calls = list(_replay(line, space, "m1", session))
+    if "deleted" in line and calls[-1][0] == "memory.delete":
+        calls.pop()
     memory, revision = "", 0
-    deleted = False
-    for verb, planned in _replay(line, space, "m1", session):
+    for verb, planned in calls:
         if verb == "memory.add":
             added = conn.call(verb, planned)
             if not added["changed"]:
-                return False
+                return _Added(added["id"], False, added["revision"])
             memory, revision = added["id"], added["revision"]
             continue
         call = {**planned, "id": memory}
@@ -373,7 +511,4 @@ def _add(conn: Connection, line: ImportLine, space: str, session: str | None) ->
             call["revision"] = revision
         answer = conn.call(verb, call)
         revision = answer.get("revision", revision)
-        deleted = verb == "memory.delete"
-    if "deleted" in line and not deleted:
-        conn.call("memory.delete", {"id": memory, "revision": revision})
-    return True
+    return _Added(memory, True, revision)

@@ -95,7 +95,10 @@ def _imported(r: R, _p: R) -> str:
         lines.append(
             f"{clean(f['file'])}: {f['skipped']} already present, {f['memories']} {verb}"
             f" (sessions: {f['sessions_skipped']} already present, {f['sessions']} {verb};"
-            f" space descriptions: {f['spaces_skipped']} already present, {f['spaces']} {verb})"
+            f" space descriptions: {f['spaces_skipped']} already present, {f['spaces']} {verb};"
+            f" links: {f.get('links_skipped', 0)} already present, {f.get('links', 0)} {verb};"
+            f" inactive spaces: {f.get('inactive_spaces_skipped', 0)} already present,"
+            f" {f.get('inactive_spaces', 0)} {verb})"
         )
         for w in f.get("would_write", ()):
             what = ", ".join(f"{k} {clean(v)}" for k, v in w.items() if k != "line")

@@ -1,6 +1,7 @@
 """The venom-mem export format, version 1 (docs/adr/0039): one JSON object a line, a header
-first, then memory, session and space lines. What a line holds and how a line read back is
-checked: the daemon writes the lines, the CLI's import checks them before it writes anything.
+first, then memory, session, space, link and inactive space lines. What a line holds and how a
+line read back is checked: the daemon writes the lines, the CLI's import checks them before it
+writes anything.
 """
 
 from __future__ import annotations
@@ -9,15 +10,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import VenomError
-from .records import Memory, Session, SpaceDescription, Version
+from .records import InactiveSpace, Link, Memory, Session, SpaceDescription, Version
 from .shapes import memory_id, origin_json, provenance_json, session_id, session_json
 
 __all__ = [
     "FORMAT",
+    "LINE_TYPES",
     "VERSION",
     "ImportLine",
     "check_line",
     "header_line",
+    "inactive_space_line",
+    "link_line",
     "memory_line",
     "session_line",
     "space_line",
@@ -90,9 +94,37 @@ def space_line(description: SpaceDescription) -> dict[str, Any]:
     }
 
 
+def link_line(link: Link) -> dict[str, Any]:
+    """``from <relation> to``, kept after an unlink with who unlinked it when (docs/adr/0042)."""
+    out: dict[str, Any] = {
+        "type": "link",
+        "from": memory_id(link.source),
+        "to": memory_id(link.target),
+        "relation": link.relation,
+        "by": provenance_json(link.by),
+        "created": link.created,
+    }
+    if link.removed is not None and link.removed_by is not None:
+        out["unlinked"] = link.removed
+        out["unlinked_by"] = provenance_json(link.removed_by)
+    return out
+
+
+def inactive_space_line(state: InactiveSpace) -> dict[str, Any]:
+    return {
+        "type": "inactive_space",
+        "space": state.space,
+        "by": provenance_json(state.by),
+        "since": state.since,
+    }
+
+
 ImportLine = dict[str, Any]
 
 _ACTIONS = ("add", "update", "delete", "restore")
+# A line of a type added later names it (an older importer refuses the line, saying so), so
+# the version stays 1 while every change is a new line type (docs/adr/0039).
+LINE_TYPES = ("memory", "session", "space", "link", "inactive_space")
 
 
 def check_line(line: bytes, number: int, *, first: bool) -> ImportLine:
@@ -125,8 +157,16 @@ def check_line(line: bytes, number: int, *, first: bool) -> ImportLine:
         _id(value["session"], "s", number)
     elif kind == "space":
         _need(value, number, ("space", "description"), str)
+    elif kind == "link":
+        _need(value, number, ("from", "to", "relation"), str)
+        _id(value["from"], "m", number)
+        _id(value["to"], "m", number)
+        if "unlinked" in value:
+            _need(value, number, ("unlinked",), str)
+    elif kind == "inactive_space":
+        _need(value, number, ("space",), str)
     else:
-        raise _bad(number, f"has type {kind!r}, not memory, session or space")
+        raise _bad(number, f"has type {kind!r}, not one of {', '.join(LINE_TYPES)}")
     return value
 
 

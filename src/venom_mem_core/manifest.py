@@ -1500,8 +1500,9 @@ EXPORT_VERBS = (
     Verb(
         "store.export",
         "One page of an export of what you may read (docs/adr/0039): memories with every "
-        "kept revision, sessions with their chains, described spaces. venom-mem export "
-        "writes the pages to one file.",
+        "kept revision, sessions with their chains, described spaces, the links between the "
+        "memories (unlinked ones too), inactive spaces. venom-mem export writes the pages to "
+        "one file.",
         params=(
             Param("spaces", "Only these spaces", Type("array", items=SPACE)),
             Param("include_deleted", "Also deleted memories", BOOL, default=False),
@@ -1509,7 +1510,11 @@ EXPORT_VERBS = (
         ),
         result=_obj(
             _f("header", "The export's first line, on the first page", OPEN, False),
-            _f("lines", "Memory, session and space lines", Type("array", items=OPEN)),
+            _f(
+                "lines",
+                "Memory, session, space, link and inactive_space lines",
+                Type("array", items=OPEN),
+            ),
             _f("next", "Pass as after for the next page, or null at the end", STR_OR_NULL),
         ),
         errors=(
@@ -1598,7 +1603,8 @@ EXPORT_VERBS = (
     Verb(
         "export",
         "Write what you may read (memories with every kept revision, sessions, described "
-        "spaces) to one JSON Lines file, or to stdout. No token or token hash.",
+        "spaces, links, inactive spaces) to one JSON Lines file, or to stdout. No token or "
+        "token hash.",
         params=(
             Param("out", "File to write; stdout when absent", STR),
             Param("spaces", "Only these spaces", Type("array", items=SPACE)),
@@ -1610,11 +1616,11 @@ EXPORT_VERBS = (
     ),
     Verb(
         "import",
-        "Write an export file's memories, sessions and space descriptions into this store as "
-        "you, or another tool's memories (server-memory's memory.jsonl, a basic-memory "
-        "project directory, mcp-memory-service's database) with what it said of them in "
-        "origin. The whole file is checked before the first write; what the store already "
-        "holds is skipped.",
+        "Write an export file's memories, sessions, links, space descriptions and inactive "
+        "spaces into this store as you, or another tool's memories (server-memory's "
+        "memory.jsonl, a basic-memory project directory, mcp-memory-service's database) "
+        "with what it said of them in origin. The whole file is checked before the first "
+        "write; what the store already holds is skipped.",
         params=(
             Param(
                 "files",

@@ -12,8 +12,10 @@ import pytest
 from tests.support.daemon_env import World, make_world
 
 # Times are the importing store's; the source's are kept in origin (ADR 0040).
-TIMES = ("created", "updated", "deleted", "ts", "started", "ended", "exported")
-PROVENANCE = ("author", "updated_by", "by", "reported_by")
+TIMES = ("created", "updated", "deleted", "ts", "started", "ended", "exported", "unlinked", "since")
+PROVENANCE = ("author", "updated_by", "by", "reported_by", "unlinked_by")
+# m6's own origin, which an import passes through as it is (ADR 0040).
+ORIGIN = {"format": "server-memory", "id": "entity Ünï observation 1", "author": "claude"}
 
 
 @pytest.fixture
@@ -68,6 +70,24 @@ def _build_source(world: World) -> None:
     world.ok("space", "describe", "--space", "user", "--description", "Über mich", token=agent)
     world.ok("space", "describe", "--space", "team", "--description", "Team facts",
              token="@owner")  # fmt: skip
+    # Links (docs/adr/0042): a supersedes on add, another relation, one unlinked and made
+    # again (two rows of one triple), and one from a memory deleted since.
+    world.ok("memory", "add", "--space", "user", "--content", "Prefers tiny PRs",
+             "--supersedes", '["m1"]', token=agent)  # fmt: skip
+    world.ok("memory", "link", "--from", "m4", "--to", "m2", "--relation", "relates_to",
+             token="@owner")  # fmt: skip
+    world.ok("memory", "add", "--space", "project/x", "--content", "Ünï said so",
+             "--origin", json.dumps(ORIGIN), token=agent)  # fmt: skip
+    for verb in ("link", "unlink", "link"):
+        world.ok("memory", verb, "--from", "m6", "--to", "m2", "--relation", "causes",
+                 token=agent)  # fmt: skip
+    world.ok("memory", "add", "--space", "project/x", "--content", "soon gone", token=agent)
+    world.ok("memory", "link", "--from", "m7", "--to", "m1", "--relation", "same_entity",
+             token=agent)  # fmt: skip
+    world.ok("memory", "delete", "--id", "m7", "--revision", "1", token=agent)
+    # Inactive spaces, after their writes (a write activates): one holding memories, one empty.
+    world.ok("space", "deactivate", "--space", "team", token="@owner")
+    world.ok("space", "deactivate", "--space", "archive", token="@owner")
 
 
 def _export(world: World, out: Path, *extra: str, token: str = "@owner") -> dict[str, Any]:
@@ -81,7 +101,8 @@ def test_export_import_export_is_equal_but_for_store_times_and_principal(
     _build_source(world)
     first = world.root / "first.jsonl"
     assert _export(world, first, "--include-deleted") == {
-        "out": str(first), "memories": 4, "sessions": 3, "spaces": 2,
+        "out": str(first), "memories": 7, "sessions": 3, "spaces": 2, "links": 5,
+        "inactive_spaces": 2,
     }  # fmt: skip
     text = first.read_text(encoding="utf-8")
     assert "vnt1." not in text
@@ -97,12 +118,24 @@ def test_export_import_export_is_equal_but_for_store_times_and_principal(
     assert by_id["m1"]["author"]["label"] == "claude-code"
     chains = {line["session"]: line["chain"] for line in lines if line["type"] == "session"}
     assert chains == {"s1": ["s1"], "s2": ["s1", "s2"], "s3": ["s1", "s2", "s3"]}
+    links = [line for line in lines if line["type"] == "link"]
+    triples = sorted((x["from"], x["relation"], x["to"], "unlinked" in x) for x in links)
+    assert triples == [
+        ("m4", "relates_to", "m2", False), ("m5", "supersedes", "m1", False),
+        ("m6", "causes", "m2", False), ("m6", "causes", "m2", True),
+        ("m7", "same_entity", "m1", False),
+    ]  # fmt: skip
+    assert next(x for x in links if "unlinked" in x)["unlinked_by"]["label"] == "claude-code"
+    inactive = [line["space"] for line in lines if line["type"] == "inactive_space"]
+    assert inactive == ["archive", "team"]
+    assert by_id["m6"]["origin"] == ORIGIN
 
     importer = fresh.add_client("importer")
     done = fresh.ok("import", str(first), token=importer)
     assert done == {"files": [{
-        "file": str(first), "memories": 4, "skipped": 0, "sessions": 3,
-        "sessions_skipped": 0, "spaces": 2, "spaces_skipped": 0,
+        "file": str(first), "memories": 7, "skipped": 0, "sessions": 3,
+        "sessions_skipped": 0, "spaces": 2, "spaces_skipped": 0, "links": 5,
+        "links_skipped": 0, "inactive_spaces": 2, "inactive_spaces_skipped": 0,
     }]}  # fmt: skip
     second = fresh.root / "second.jsonl"
     _export(fresh, second, "--include-deleted")
@@ -111,9 +144,11 @@ def test_export_import_export_is_equal_but_for_store_times_and_principal(
     principals = {m["author"]["principal"] for m in again if m["type"] == "memory"}
     assert principals == {"g1"}  # the importer's: provenance is the connection's
     # What the source said of each memory is its origin: its author, time and ID there.
-    origins = {m["origin"]["id"]: m.pop("origin") for m in again if m["type"] == "memory"}
+    # (A memory with an origin of its own keeps it: an import of an import keeps the first.)
+    origins = {m["id"]: m.pop("origin") for m in again if m["type"] == "memory"}
     assert origins == {
-        m["id"]: {
+        m["id"]: m.get("origin")
+        or {
             "format": "venom",
             "id": m["id"],
             "author": m["author"].get("label", m["author"]["principal"]),
@@ -122,17 +157,26 @@ def test_export_import_export_is_equal_but_for_store_times_and_principal(
         for m in lines
         if m["type"] == "memory"
     }
+    for m in lines:
+        if m["type"] == "memory":
+            m.pop("origin", None)
     assert _normal(again) == _normal(lines)
+    assert fresh.ok("memory", "get", "--id", "m1", token="@owner")["superseded_by"] == ["m5"]
+    listed = {s["space"]: s.get("active", True) for s in fresh.ok("space", "list")["spaces"]}
+    assert (listed["team"], listed["archive"], listed["user"]) == (False, False, True)
 
     # The same file again adds nothing, and says so.
     rerun = fresh.ok("import", str(first), token=importer)
     assert rerun == {"files": [{
-        "file": str(first), "memories": 0, "skipped": 4, "sessions": 0,
-        "sessions_skipped": 3, "spaces": 0, "spaces_skipped": 2,
+        "file": str(first), "memories": 0, "skipped": 7, "sessions": 0,
+        "sessions_skipped": 3, "spaces": 0, "spaces_skipped": 2, "links": 0,
+        "links_skipped": 5, "inactive_spaces": 0, "inactive_spaces_skipped": 2,
     }]}  # fmt: skip
     said = fresh.run("import", str(first), token=importer)
     assert said.code == 0, said
-    assert f"{first}: 4 already present, 0 added" in said.stdout
+    assert f"{first}: 7 already present, 0 added" in said.stdout
+    words = " ".join(said.stdout.split())  # the headline wraps at the terminal's width
+    assert "links: 5 already present, 0 added; inactive spaces: 2 already present" in words
     third = fresh.root / "third.jsonl"
     _export(fresh, third, "--include-deleted")
     assert _normal(_lines(third)) == _normal(_lines(second))
@@ -144,9 +188,14 @@ def test_a_dry_run_says_what_it_would_write_and_writes_nothing(world: World, fre
     _export(world, first, "--include-deleted")
     plan = fresh.ok("import", str(first), "--dry-run", token="@owner")["files"][0]
     assert plan["dry_run"] is True
-    assert plan["memories"] == 4
+    assert plan["memories"] == 7
     assert plan["sessions"] == 3
+    assert (plan["links"], plan["inactive_spaces"]) == (5, 2)
     assert {w.get("memory") for w in plan["would_write"]} >= {"m1", "m2", "m3", "m4"}
+    kinds = [next(k for k in w if k != "line") for w in plan["would_write"]]
+    # Links after the memories, then the descriptions, and last the inactive spaces.
+    assert kinds[-9:] == [*["link"] * 5, "space", "space", "inactive_space", "inactive_space"]
+    assert [w.get("inactive_space") for w in plan["would_write"][-2:]] == ["archive", "team"]
     assert fresh.ok("store", "status", token="@owner")["memories"] == 0
 
 
@@ -159,6 +208,8 @@ def test_a_clients_export_holds_only_what_it_may_read(world: World) -> None:
     assert {line["space"] for line in lines if line["type"] in ("memory", "space")} == {"team"}
     assert counts["memories"] == 1
     assert counts["sessions"] == 0
+    # m4 relates_to m2 has an end outside team; of the inactive spaces, only team is its.
+    assert (counts["links"], counts["inactive_spaces"]) == (0, 1)
     assert "path" not in lines[0]["store"]  # store.status's right, which it lacks
     denied = world.run("export", "--spaces", "user", "--json", token=reader)
     assert denied.code != 0
@@ -181,6 +232,18 @@ def _next_version(ls: list[str]) -> list[str]:
     return [ls[0].replace('"version":1', '"version":2'), *ls[1:]]
 
 
+def _link_to_nowhere(ls: list[str]) -> list[str]:
+    return [*ls, '{"type":"link","from":"m1","to":"m99","relation":"follows"}']
+
+
+def _bad_relation(ls: list[str]) -> list[str]:
+    return [*ls, '{"type":"link","from":"m1","to":"m2","relation":"likes"}']
+
+
+def _later_line_type(ls: list[str]) -> list[str]:
+    return [*ls, '{"type":"hologram","space":"user"}']
+
+
 def _bad_space(ls: list[str]) -> list[str]:
     return [*ls[:2], ls[2].replace('"space":"', '"space":"Bad Space'), *ls[3:]]
 
@@ -193,8 +256,20 @@ def _bad_space(ls: list[str]) -> list[str]:
         (_other_format, "invalid_params.import_format", 1),
         (_next_version, "invalid_params.import_version", 1),
         (_bad_space, "invalid_params.space", 3),
+        (_link_to_nowhere, "invalid_params.import_line", None),
+        (_bad_relation, "invalid_params.link_relation", None),
+        (_later_line_type, "invalid_params.import_line", None),
     ],
-    ids=["broken-line", "no-revisions-last", "other-format", "unknown-version", "bad-space"],
+    ids=[
+        "broken-line",
+        "no-revisions-last",
+        "other-format",
+        "unknown-version",
+        "bad-space",
+        "link-to-nowhere",
+        "bad-relation",
+        "later-line-type",
+    ],
 )
 def test_bad_input_is_refused_naming_the_line_and_nothing_is_written(
     world: World, fresh: World, mangle: Any, code: str, line: int | None
@@ -236,3 +311,19 @@ def test_a_large_store_exports_in_pages_that_fit_the_frame(world: World, fresh: 
     _export(fresh, again)
     imported = [{k: v for k, v in line.items() if k != "origin"} for line in _lines(again)]
     assert _normal(imported) == _normal(_lines(out))
+
+
+def test_the_link_and_inactive_space_parts_page_by_their_own_cursor(world: World) -> None:
+    _build_source(world)
+    links = world.ok("store", "export", "--include-deleted", "--after", "links:", token="@owner")
+    assert {line["type"] for line in links["lines"]} == {"link", "inactive_space"}
+    assert links["next"] is None
+    # After m5, only the links of the memories below it (newest first): m4's.
+    later = world.ok("store", "export", "--after", "links:m5", token="@owner")["lines"]
+    assert [(x["type"], x.get("from")) for x in later] == [
+        ("link", "m4"), ("inactive_space", None), ("inactive_space", None),
+    ]  # fmt: skip
+    last = world.ok("store", "export", "--after", "inactive_spaces", token="@owner")
+    assert [x["space"] for x in last["lines"]] == ["archive", "team"]
+    bad = world.run("store", "export", "--after", "links:s1", "--json", token="@owner")
+    assert json.loads(bad.stdout)["error"]["code"] == "invalid_params.cursor"
