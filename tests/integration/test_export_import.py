@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.support.daemon_env import World, make_world
+from tests.support.varied_store import write_history
 
 # Times are the importing store's; the source's are kept in origin (ADR 0040).
 TIMES = ("created", "updated", "deleted", "ts", "started", "ended", "exported", "unlinked", "since")
@@ -47,26 +48,7 @@ def _normal(value: Any) -> Any:
 
 def _build_source(world: World) -> None:
     agent = world.add_client("claude-code")
-    world.ok("session", "start", "--harness", "claude-code", "--harness-session", "h-1",
-             "--cwd", "/home/u/wörk", token=agent)  # fmt: skip
-    world.ok("session", "start", "--harness", "codex", "--parent", "s1", "--relation", "fork",
-             token=agent)  # fmt: skip
-    world.ok("session", "start", "--harness", "codex", "--parent", "s2",
-             "--relation", "subagent", token="@owner")  # fmt: skip
-    world.ok("session", "end", "--session", "s3", token="@owner")
-    world.ok("memory", "add", "--space", "user", "--content", "Prefers small PRs — 小さい",
-             "--title", "Größe", "--kind", "fact", "--tags", "style", token=agent)  # fmt: skip
-    world.ok("memory", "add", "--space", "project/x", "--content", "first draft",
-             "--session", "s2", token=agent)  # fmt: skip
-    world.ok("memory", "update", "--id", "m2", "--revision", "1", "--content", "second draft",
-             "--kind", "decision", "--importance", "critical", token="@owner")  # fmt: skip
-    world.ok("memory", "add", "--space", "project/x", "--content", "gone for good", token=agent)
-    world.ok("memory", "delete", "--id", "m3", "--revision", "1", token=agent)
-    world.ok("memory", "add", "--space", "team", "--content", "back again ✓", token=agent)
-    world.ok("memory", "delete", "--id", "m4", "--revision", "1", token="@owner")
-    world.ok("memory", "restore", "--id", "m4", token="@owner")
-    world.ok("memory", "update", "--id", "m4", "--revision", "3", "--title", "Restored",
-             token=agent)  # fmt: skip
+    write_history(world, agent)
     world.ok("space", "describe", "--space", "user", "--description", "Über mich", token=agent)
     world.ok("space", "describe", "--space", "team", "--description", "Team facts",
              token="@owner")  # fmt: skip

@@ -19,6 +19,7 @@ import pytest
 
 from tests.support.daemon_env import World, make_world
 from tests.support.postgres_server import PostgresServer, postgres_server
+from tests.support.varied_store import write_history
 from venom_mem_core.errors import VenomError
 
 __all__ = ["postgres_server"]  # the fixture, imported for pytest
@@ -103,26 +104,7 @@ def _build(world: World) -> dict[str, Any]:
     """A store with every kind of row; what the checks after the copy need."""
     agent = world.add_client("claude-code")
     reader = world.add_client("codex", READ_ONLY)
-    world.ok("session", "start", "--harness", "claude-code", "--harness-session", "h-1",
-             "--cwd", "/home/u/wörk", token=agent)  # fmt: skip
-    world.ok("session", "start", "--harness", "codex", "--parent", "s1", "--relation", "fork",
-             token=agent)  # fmt: skip
-    world.ok("session", "start", "--harness", "codex", "--parent", "s2",
-             "--relation", "subagent", token="@owner")  # fmt: skip
-    world.ok("session", "end", "--session", "s3", token="@owner")
-    world.ok("memory", "add", "--space", "user", "--content", "Prefers small PRs — 小さい",
-             "--title", "Größe", "--kind", "fact", "--tags", "style", token=agent)  # fmt: skip
-    world.ok("memory", "add", "--space", "project/x", "--content", "first draft",
-             "--session", "s2", token=agent)  # fmt: skip
-    world.ok("memory", "update", "--id", "m2", "--revision", "1", "--content", "second draft",
-             "--kind", "decision", "--importance", "critical", token="@owner")  # fmt: skip
-    world.ok("memory", "add", "--space", "project/x", "--content", "gone for good", token=agent)
-    world.ok("memory", "delete", "--id", "m3", "--revision", "1", token=agent)
-    world.ok("memory", "add", "--space", "team", "--content", "back again ✓", token=agent)
-    world.ok("memory", "delete", "--id", "m4", "--revision", "1", token="@owner")
-    world.ok("memory", "restore", "--id", "m4", token="@owner")
-    world.ok("memory", "update", "--id", "m4", "--revision", "3", "--title", "Restored",
-             token=agent)  # fmt: skip
+    write_history(world, agent)
     world.ok("memory", "add", "--space", "user", "--content", "purged, its ID never again",
              token=agent)  # fmt: skip
     world.ok("memory", "purge", "--id", "m5", token="@owner")
