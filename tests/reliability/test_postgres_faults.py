@@ -489,6 +489,8 @@ def test_writes_survive_crashes_and_partitions_of_the_server(
         counts["sent"] += 1
         counts["ok" if e.code == "ok" else "errors"] += 1
         counts["settled"] += e.settled is not None
+        if e.reason == "commit_unknown":  # settled by no witness row: which verb met it
+            counts["commit_unknown"] = counts.get("commit_unknown", 0) + 1
     for verb, counts in per_verb.items():
         counts["reported_failed_but_applied"] = edit_failures.get(verb, 0)
     edit_codes: dict[str, int] = {}
