@@ -17,7 +17,7 @@ exit code (CONTRACT section 3)::
     │                                csrf, config_in_repository
     ├── conflict.*          exit 5   memory_revision, memory_duplicate, memory_text_ambiguous,
     │                                client_exists, store_locked, store_not_empty, store_schema,
-    │                                space_inactive
+    │                                space_inactive, link_cycle
     ├── unavailable.*       exit 6   store_busy, embeddings, not_running, startup_timeout,
     │                                startup_result, daemon_timeout, connection,
     │                                connection_limit, store

@@ -216,6 +216,10 @@ MATCH = _f("match", "exact: old_text was its whole text; substring: a piece of i
 E_WRITE = _e("denied.write", "A memory you can't write")
 E_NF_LINK = _e("not_found.link", "No such live link")
 E_LINK_SELF = _e("invalid_params.link_self", "A link joins two different memories")
+E_LINK_CYCLE = _e(
+    "conflict.link_cycle",
+    "The supersedes link would close a cycle (data.cycle); nothing was written",
+)
 E_LINK_RELATION = _e("invalid_params.link_relation", "Not one of the link relations")
 E_INACTIVE = _e("conflict.space_inactive", "The space is inactive: space.activate it first")
 E_ORIGIN = _e("invalid_params.origin", "An origin whose format isn't a lowercase name")
@@ -296,6 +300,7 @@ MEMORY_VERBS = (
             E_NF_SESSION,
             E_NF_MEMORY,
             E_LINK_SELF,
+            E_LINK_CYCLE,
             E_ORIGIN,
             E_BUSY,
         ),
@@ -499,7 +504,15 @@ MEMORY_VERBS = (
         "Linking twice changes nothing.",
         params=_LINK_PARAMS,
         result=_obj(*_LINK_RESULT, _f("changed", "False if the link was there", BOOL)),
-        errors=(E_NF_MEMORY, E_LINK_SELF, E_LINK_RELATION, E_WRITE, E_READ, E_BUSY),
+        errors=(
+            E_NF_MEMORY,
+            E_LINK_SELF,
+            E_LINK_CYCLE,
+            E_LINK_RELATION,
+            E_WRITE,
+            E_READ,
+            E_BUSY,
+        ),
         right="write",
         starts_daemon=True,
         examples=_ex(

@@ -52,3 +52,44 @@ def test_a_superseded_fact_is_no_longer_quoted_to_a_third_client(world: World) -
     assert shown.code == 0, shown
     assert "superseded_by" in shown.stdout.replace(" ", "_") or "superseded" in shown.stdout
     assert new in shown.stdout
+
+
+def test_a_supersedes_cycle_is_refused_through_the_cli(world: World) -> None:
+    """Each of two memories superseding the other would hide both: the link that closes the
+    cycle is refused with exit 5 and a message saying which, and nothing is written."""
+    me = world.add_client("me")
+    older = world.ok("memory", "add", "--space", SPACE, "--content", "Port 8080.", token=me)["id"]
+    newer = world.ok(
+        "memory", "add", "--space", SPACE, "--content", "Port 9090.",
+        "--supersedes", json.dumps([older]), token=me,
+    )["id"]  # fmt: skip
+    refused = world.run(
+        "memory", "link", "--from", older, "--to", newer, "--relation", "supersedes", token=me
+    )
+    assert refused.code == 5, refused
+    assert "conflict.link_cycle" in refused.stderr, refused
+    assert f"{newer} supersedes {older}" in refused.stderr, refused
+    as_json = world.run(
+        "memory",
+        "link",
+        "--from",
+        older,
+        "--to",
+        newer,
+        "--relation",
+        "supersedes",
+        "--json",
+        token=me,
+    )
+    error = json.loads(as_json.stdout or as_json.stderr)["error"]
+    assert (error["code"], error["data"]["cycle"]) == ("conflict.link_cycle", [older, newer, older])
+    # The same through memory.add's --supersedes on the content already held.
+    again = world.run(
+        "memory", "add", "--space", SPACE, "--content", "Port 8080.",
+        "--supersedes", json.dumps([newer]), token=me,
+    )  # fmt: skip
+    assert again.code == 5, again
+    (link,) = world.ok("memory", "related", "--id", older, token=me)["links"]
+    assert (link["id"], link["direction"]) == (newer, "in")
+    listed = world.ok("memory", "list", token=me)["memories"]
+    assert [m["id"] for m in listed] == [newer]

@@ -387,13 +387,13 @@ class PostgresStore(SqlStore):
                 ) from exc
             time.sleep(0.2)
 
-    def _witness(self) -> tuple[str, int] | None:
+    def _witness(self) -> tuple[str, str, int | str] | None:
         tx = getattr(self._writing, "tx", None)
         return tx.witness if isinstance(tx, PgWriteTx) else None
 
     @staticmethod
     def _xact_status(
-        probe: Connection, began: Any, backend: int, witness: tuple[str, int] | None
+        probe: Connection, began: Any, backend: int, witness: tuple[str, str, int | str] | None
     ) -> str | None:
         """committed, aborted, unknown, or None (ask again)."""
         xid, started = began
@@ -410,8 +410,10 @@ class PostgresStore(SqlStore):
             return status
         if witness is None:
             return "unknown"
-        table, id_ = witness  # a table name from our own SQL (tx.py), never a caller's
-        row = probe.execute(f"SELECT xmin::text FROM {table} WHERE id = %s", (id_,)).fetchone()
+        table, column, key = witness  # names from our own SQL (tx.py), never a caller's
+        row = probe.execute(
+            f"SELECT xmin::text FROM {table} WHERE {column} = %s", (key,)
+        ).fetchone()
         if row is not None and int(row[0]) == int(xid) % 2**32:
             return "committed"
         return "aborted" if row is None else "unknown"

@@ -33,7 +33,7 @@ import psycopg
 from venom_mem_core.errors import VenomError
 from venom_mem_core.fts import bm25_term_sql, query_phrases, weighted_hits
 from venom_mem_core.ports import MemoryFilter
-from venom_mem_core.records import Memory, Session
+from venom_mem_core.records import InactiveSpace, Memory, Provenance, Session
 from venom_mem_core.search_options import RFC_WEIGHTS, Weights
 
 from ..sql import (
@@ -275,15 +275,15 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
     def __init__(self, connection: psycopg.Connection[Row], where: str) -> None:
         super().__init__(connection, where)
         self._memo = None  # a write changes rows: never answer from a copy
-        # The last row this transaction wrote, (table, id): what settles a COMMIT whose
-        # reply was lost across a server restart (store.py, docs/adr/0030).
-        self.witness: tuple[str, int] | None = None
+        # The last row this transaction wrote, (table, key column, key): what settles a
+        # COMMIT whose reply was lost across a server restart (store.py, docs/adr/0030).
+        self.witness: tuple[str, str, int | str] | None = None
 
     def _insert(self, sql: str, params: Sequence[Any]) -> int | None:
         row = self._one(f"{sql} RETURNING id", params)
         if row is None:
             return None
-        self.witness = (sql.split()[2], int(row[0]))  # "INSERT INTO <table> ..."
+        self.witness = (sql.split()[2], "id", int(row[0]))  # "INSERT INTO <table> ..."
         return int(row[0])
 
     def _lock(self, *key: str) -> None:
@@ -331,6 +331,16 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
             ),
         )
 
+    # An unlink's UPDATE and a deactivate's INSERT leave a row with this transaction's ID as
+    # its xmin, so they settle as an insert does; an activate's DELETE leaves none.
+    def remove_link(self, id: int, removed: str, by: Provenance) -> None:
+        super().remove_link(id, removed, by)
+        self.witness = ("links", "id", id)
+
+    def set_space_inactive(self, inactive: InactiveSpace) -> None:
+        super().set_space_inactive(inactive)
+        self.witness = ("inactive_spaces", "space", inactive.space)
+
     def replace_memory(self, memory: Memory) -> None:
         """Overwrite the row, unless another writer already took it to this revision or
         beyond (``conflict.memory_revision``): the check is inside the UPDATE."""
@@ -350,7 +360,7 @@ class PgWriteTx(PgReadTx, SqlWriteTx):
                 f"m{memory.id} is at revision {current[0]}",
                 {"current": int(current[0])},
             )
-        self.witness = ("memories", memory.id)
+        self.witness = ("memories", "id", memory.id)
         old_title, old_content, old_tags, old_deleted = row
         same_text = (old_title, old_content, old_tags) == (
             memory.title,

@@ -83,6 +83,8 @@ def search_params(request: Request) -> dict[str, Any] | None:
         params["tags"] = tags
     if kinds:
         params["kinds"] = kinds
+    if q.get("superseded") == "true":  # absent otherwise: RFC-0020's request, as it was
+        params["include_superseded"] = True
     if q.get("session", "").strip():
         params["session"] = q["session"].strip()
         params["lineage"] = q.get("lineage") == "true"
@@ -112,6 +114,8 @@ async def memories_page(request: Request) -> Response:
     params: dict[str, Any] = {"limit": 50, "include_deleted": q.get("deleted") == "true"}
     if q.get("space"):
         params["spaces"] = [q["space"]]
+    if q.get("superseded") == "true":
+        params["include_superseded"] = True
     if q.get("after"):
         params["after"] = q["after"]
     reply = await call(request, "memory.list", params)

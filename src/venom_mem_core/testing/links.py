@@ -215,6 +215,44 @@ class LinkContract(StoreFixtures):
         again = {"space": "user", "content": "newer", "supersedes": ["m2"]}
         fails(env.g1, "memory.add", again, "invalid_params.link_self")
 
+    def test_a_supersedes_cycle_is_refused_and_nothing_written(self, env: Env) -> None:
+        env.add("Port 8080.")
+        env.add("Port 9090.", supersedes=["m1"])
+        env.add("Port 7070.", supersedes=["m2"])
+        before = env.snapshot()
+        related = {f"m{n}": env.g1.call("memory.related", {"id": f"m{n}"}) for n in (1, 2, 3)}
+        link = "memory.link"
+        # Two long (m1 -> m2, closing m2 -> m1) and three long (m1 -> m3 over m2).
+        for older, cycle in (("m2", ["m1", "m2", "m1"]), ("m3", ["m1", "m3", "m2", "m1"])):
+            error = fails(
+                env.g1, link, {"from": "m1", "to": older, "relation": "supersedes"},
+                "conflict.link_cycle",
+            )  # fmt: skip
+            assert error.data["cycle"] == cycle
+            assert "fix" in error.data
+        # memory.add's supersedes, on a new memory (never a cycle) and on one it dedupes to.
+        again = {"space": "user", "content": "Port 8080.", "supersedes": ["m3"]}
+        error = fails(env.g2, "memory.add", again, "conflict.link_cycle")
+        assert error.data["cycle"] == ["m1", "m3", "m2", "m1"]
+        assert env.snapshot() == before
+        assert {
+            f"m{n}": env.g1.call("memory.related", {"id": f"m{n}"}) for n in (1, 2, 3)
+        } == related
+        assert list_ids(env.g1) == ["m3"]
+        # A deleted link end still counts: restoring it would bring the cycle back.
+        env.g1.call("memory.delete", {"id": "m2", "revision": 1})
+        fails(
+            env.g1, link, {"from": "m1", "to": "m3", "relation": "supersedes"},
+            "conflict.link_cycle",
+        )  # fmt: skip
+        env.g1.call("memory.restore", {"id": "m2"})
+        assert list_ids(env.g1) == ["m3"]
+        # Other relations may loop, and an unlinked supersedes no longer counts.
+        _link(env, "m1", "m3", "follows")
+        env.g1.call("memory.unlink", {"from": "m3", "to": "m2", "relation": "supersedes"})
+        _link(env, "m2", "m3")
+        assert list_ids(env.g1) == ["m2"]
+
     def test_a_memory_without_links_reads_as_before(self, env: Env) -> None:
         env.add("plain")
         memory = env.g1.call("memory.get", {"id": "m1"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import VenomError
 from ..grants import Access, readable_memories
 from ..ports import ReadTx, WriteTx
 from ..records import Link, Principal
@@ -19,13 +20,50 @@ SUPERSEDES = "supersedes"
 def add_link(
     tx: WriteTx, who: Principal, now: str, *, source: int, target: int, relation: str
 ) -> bool:
-    """Write the link unless it is there; whether it was written."""
+    """Write the link unless it is there; whether it was written. A supersedes link that
+    would close a cycle is refused (``conflict.link_cycle``)."""
     if tx.find_link(source, target, relation) is not None:
         return False
+    if relation == SUPERSEDES:
+        _refuse_cycle(tx, source, target)
     tx.insert_link(
         Link(id=0, source=source, target=target, relation=relation, by=who.provenance, created=now)
     )
     return True
+
+
+def _refuse_cycle(tx: ReadTx, source: int, target: int) -> None:
+    """``conflict.link_cycle`` when ``target`` already supersedes ``source``, directly or
+    through others: with the new link each memory of the cycle would be superseded by a
+    live one, and every one of them would be left out of the reads (docs/adr/0042).
+
+    Walks up from ``source`` (who supersedes it, and who supersedes those): the new fact of
+    a chain is superseded by nothing, so the usual link costs one lookup. Links whose ends
+    are deleted count, so a restore can't bring a cycle back."""
+    above: dict[int, int] = {source: source}  # memory -> the one it supersedes on the way
+    todo = [source]
+    while todo:
+        below = todo.pop()
+        for link in tx.links_of(below):
+            if link.relation != SUPERSEDES or link.target != below or link.source in above:
+                continue
+            above[link.source] = below
+            if link.source == target:
+                path = [target]
+                while path[-1] != source:
+                    path.append(above[path[-1]])
+                chain = " supersedes ".join(memory_id(id) for id in path)
+                raise VenomError(
+                    "conflict.link_cycle",
+                    f"{memory_id(source)} can't supersede {memory_id(target)}: {chain},"
+                    " and the link would close a cycle in which every memory is superseded",
+                    {
+                        "cycle": [memory_id(id) for id in (source, *path)],
+                        "fix": "memory.unlink one supersedes link of the cycle first, or"
+                        " link with another relation",
+                    },
+                )
+            todo.append(link.source)
 
 
 def visible(tx: ReadTx, access: Access, id: int) -> bool:
