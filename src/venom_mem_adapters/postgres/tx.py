@@ -173,22 +173,24 @@ class PgReadTx(SqlReadTx):
             return None
         readable = FILTERS.access_predicate(access, alias="m")
         terms = [phrase[0] for phrase in wanted]
-        counts = ", ".join("count(*) FILTER (WHERE p.term = %s)" for _ in terms)
         joined = (
             ""
             if readable.sql == FILTERS.dialect.true
             else f" JOIN memories AS m ON m.id = p.memory WHERE ({readable.sql}) AND"
         )
-        found = self._one(
+        # One count per term by a GROUP BY (a comparison per posting, not one per term).
+        found = self._rows(
             f"WITH corpus AS ({_corpus(readable)}),"
-            f" df AS (SELECT ARRAY[{counts}] AS hits FROM memory_fts_terms AS p"
-            f"{joined or ' WHERE'} p.term = ANY(%s))"
-            " SELECT corpus.n, corpus.t, df.hits FROM corpus CROSS JOIN df",
-            (*readable.params, *terms, *readable.params, sorted(set(terms))),
+            " df AS (SELECT p.term, count(*) AS n FROM memory_fts_terms AS p"
+            f"{joined or ' WHERE'} p.term = ANY(%s) GROUP BY p.term)"
+            " SELECT corpus.n, corpus.t, df.term, df.n FROM corpus LEFT JOIN df ON TRUE",
+            (*readable.params, *readable.params, sorted(set(terms))),
         )
-        assert found is not None  # an aggregate's one row
+        hits = {term: int(n) for _, _, term, n in found if term is not None}
         return CorpusStats(
-            rows=int(found[0]), tokens=int(found[1]), hits=tuple(int(n) for n in found[2])
+            rows=int(found[0][0]),
+            tokens=int(found[0][1]),
+            hits=tuple(hits.get(term, 0) for term in terms),
         )
 
     def rank_text_among(
