@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
+from .fts import CorpusStats
 from .grants import Access
 from .records import (
     Client,
@@ -36,6 +37,7 @@ __all__ = [
     "Embedder",
     "EventSink",
     "MemoryFilter",
+    "RanksAmong",
     "RanksLikeFts5",
     "ReadTx",
     "SessionFilter",
@@ -303,6 +305,32 @@ class RanksLikeFts5(Protocol):
 
     @property
     def ranks_like_fts5(self) -> Literal[True]: ...
+
+
+@runtime_checkable
+class RanksAmong(Protocol):
+    """A read transaction that can rank a few of a query's hits without scoring them all.
+
+    Optional. ``text_stats`` is the BM25 statistics :meth:`ReadTx.rank_text_scored` would
+    measure for ``tokens`` over the live rows readable through ``access`` (None when it
+    measures them otherwise, such as for a token of several terms); ``rank_text_among`` is
+    ``rank_text_scored``'s answer, the same scores, over those of its hits that hold at least
+    one of the ``among`` tokens (or over more of them), ``stats`` being ``text_stats``'s. A
+    near-duplicate ranking (:mod:`venom_mem_core.similarity`) knows which rows can't reach
+    its threshold and so asks only for the others (ADR 0031, third round)."""
+
+    def text_stats(self, tokens: Sequence[str], access: Access) -> CorpusStats | None: ...
+
+    def rank_text_among(
+        self,
+        tokens: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Weights,
+        *,
+        stats: CorpusStats,
+        among: Sequence[str],
+    ) -> list[tuple[int, float]]: ...
 
 
 @runtime_checkable

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import attrs
 
-from .fts import tokens
+from .fts import K1, Document, bm25, query_phrases, tokens
 from .grants import Access
-from .ports import MemoryFilter, ReadTx
+from .ports import MemoryFilter, RanksAmong, ReadTx
 from .records import Memory
 from .search_options import Weights
 from .stopwords import ENGLISH_STOPWORDS
@@ -47,6 +47,9 @@ CONTENT_ONLY: Weights = (0.0, 1.0, 0.0)
 # Candidates asked of the store: the memory itself, the few shown, and room for the ones
 # the caller can read but that fall under the threshold.
 _CANDIDATES = 16
+# Room for rounding in a bound: a term's part of a score and the memory's own score computed
+# here may differ from the store's in the last bits; the bound only has to stay on the safe side.
+_SLACK = 1e-9
 
 
 @attrs.frozen(kw_only=True)
@@ -102,7 +105,7 @@ def similar_memories(
 ) -> list[Similar]:
     """The live memories of ``memory``'s space at or over ``threshold``, closest first (ties
     by highest ID), at most ``limit``."""
-    scores = normalized_scores(tx, memory, access)
+    scores = _scores_that_may_pass(tx, memory, access, threshold)
     close = sorted(
         ((id_, score) for id_, score in scores.items() if score >= threshold),
         key=lambda hit: (-hit[1], -hit[0]),
@@ -115,3 +118,57 @@ def similar_memories(
         if len(found) == limit:
             break
     return found
+
+
+def _scores_that_may_pass(
+    tx: ReadTx, memory: Memory, access: Access, threshold: float
+) -> dict[int, float]:
+    """:func:`normalized_scores`, exact for every row scoring ``threshold`` or more; rows that
+    can't reach it may be left out, and are, by a store that ranks among a few rows.
+
+    A row's BM25 is a sum of one part per query term, and a term's part is under its IDF
+    times ``K1 + 1`` whatever the row. So a row holding none but the terms whose bounds add
+    up to less than ``threshold`` times the memory's own score can't reach the threshold:
+    those terms (the words in most rows, such as a note's recurring ``note``) need not find
+    candidates, and the store scores only the rows holding one of the others, with the whole
+    query's statistics, so each of them gets the score it gets among all hits. The best
+    :data:`_CANDIDATES` of those are the best of all hits down to the threshold, since every
+    row above a passing one passes too (ADR 0031, third round)."""
+    if not isinstance(tx, RanksAmong) or not 0 < threshold <= 1:
+        return normalized_scores(tx, memory, access)
+    words = content_words(memory.content)
+    if not words:
+        return {}
+    stats = tx.text_stats(words, access)
+    phrases = query_phrases(words)
+    if stats is None or stats.rows == 0 or len(stats.hits) != len(phrases):
+        return normalized_scores(tx, memory, access)
+    idfs = stats.idf()
+    doc = Document.of(memory.title, memory.content, memory.tags)
+    freqs = [doc.frequency(phrase, CONTENT_ONLY) for phrase in phrases]
+    floor = threshold * bm25(idfs, freqs, doc.length, stats.avgdl) * (1 - _SLACK)
+    among = _finding_terms(words, idfs, floor)
+    where = MemoryFilter(access=access, spaces=frozenset({memory.space}))
+    ranked = dict(
+        tx.rank_text_among(words, where, _CANDIDATES, CONTENT_ONLY, stats=stats, among=among)
+    )
+    own = ranked.pop(memory.id, None)
+    if not own or threshold * own < floor:
+        # Not ranked (unreadable, or outranked), or its own score is below the estimate
+        # the bound assumed: the whole ranking answers, as it always may.
+        return normalized_scores(tx, memory, access)
+    return {id_: min(1.0, score / own) for id_, score in ranked.items()}
+
+
+def _finding_terms(words: list[str], idfs: tuple[float, ...], floor: float) -> list[str]:
+    """The words a row must hold one of to score ``floor`` or more: all but the largest set
+    of the lowest-bounded ones whose bounds add up to less than ``floor``."""
+    bounds = sorted((idf * (K1 + 1.0) * (1 + _SLACK), index) for index, idf in enumerate(idfs))
+    total = 0.0
+    weak: set[int] = set()
+    for bound, index in bounds:
+        if total + bound >= floor:
+            break
+        total += bound
+        weak.add(index)
+    return [word for index, word in enumerate(words) if index not in weak]

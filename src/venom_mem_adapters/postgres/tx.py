@@ -31,7 +31,8 @@ import attrs
 import psycopg
 
 from venom_mem_core.errors import VenomError
-from venom_mem_core.fts import bm25_term_sql, query_phrases, weighted_hits
+from venom_mem_core.fts import CorpusStats, bm25_term_sql, query_phrases, weighted_hits
+from venom_mem_core.grants import Access
 from venom_mem_core.ports import MemoryFilter
 from venom_mem_core.records import InactiveSpace, Memory, Provenance, Session
 from venom_mem_core.search_options import RFC_WEIGHTS, Weights
@@ -130,11 +131,7 @@ class PgReadTx(SqlReadTx):
         readable = FILTERS.access_predicate(where.access, alias="m")
         passes = FILTERS.memory_predicate(attrs.evolve(where, include_deleted=False))
         if all(len(phrase) <= 1 for phrase in wanted):
-            scored = self._rank_in_sql(
-                wanted, where, readable, passes, limit=limit, weights=weights
-            )
-            self._remember([id_ for id_, _ in scored])
-            return scored
+            return self._rank_in_sql(wanted, where, readable, passes, limit=limit, weights=weights)
         found = self._rows(
             f"WITH corpus AS ({_corpus(readable)}),"
             f" hit AS (SELECT p.memory, f.length, ({passes.sql}) AS admitted, p.term,"
@@ -167,6 +164,66 @@ class PgReadTx(SqlReadTx):
         self._remember([id_ for id_, _ in scored])
         return scored
 
+    def text_stats(self, tokens: Sequence[str], access: Access) -> CorpusStats | None:
+        """The readable corpus's size and each single-term token's readable rows, as
+        :meth:`_rank_in_sql` counts them: one statement of counts, no posting read twice.
+        None when a token has several terms (or none): that ranking is Python's."""
+        wanted = query_phrases(tokens)
+        if not wanted or any(len(phrase) != 1 for phrase in wanted) or access.nothing:
+            return None
+        readable = FILTERS.access_predicate(access, alias="m")
+        terms = [phrase[0] for phrase in wanted]
+        joined = (
+            ""
+            if readable.sql == FILTERS.dialect.true
+            else f" JOIN memories AS m ON m.id = p.memory WHERE ({readable.sql}) AND"
+        )
+        # One count per term by a GROUP BY (a comparison per posting, not one per term).
+        found = self._rows(
+            f"WITH corpus AS ({_corpus(readable)}),"
+            " df AS (SELECT p.term, count(*) AS n FROM memory_fts_terms AS p"
+            f"{joined or ' WHERE'} p.term = ANY(%s) GROUP BY p.term)"
+            " SELECT corpus.n, corpus.t, df.term, df.n FROM corpus LEFT JOIN df ON TRUE",
+            (*readable.params, *readable.params, sorted(set(terms))),
+        )
+        hits = {term: int(n) for _, _, term, n in found if term is not None}
+        return CorpusStats(
+            rows=int(found[0][0]),
+            tokens=int(found[0][1]),
+            hits=tuple(hits.get(term, 0) for term in terms),
+        )
+
+    def rank_text_among(
+        self,
+        tokens: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Weights,
+        *,
+        stats: CorpusStats,
+        among: Sequence[str],
+    ) -> list[tuple[int, float]]:
+        """:meth:`rank_text_scored` over the hits holding one of ``among``'s terms, with
+        ``stats`` (:meth:`text_stats`'s) for the statistics it would count: the same
+        operations on the same values, so the same scores, for far fewer rows."""
+        wanted = query_phrases(tokens)
+        required = sorted({term for phrase in query_phrases(among) for term in phrase})
+        if (
+            any(len(phrase) != 1 for phrase in wanted)
+            or len(stats.hits) != len(wanted)
+            or limit <= 0
+            or where.access.nothing
+        ):
+            return self.rank_text_scored(tokens, where, limit, weights)
+        if not required or stats.rows == 0:
+            return []
+        readable = FILTERS.access_predicate(where.access, alias="m")
+        passes = FILTERS.memory_predicate(attrs.evolve(where, include_deleted=False))
+        return self._rank_in_sql(
+            wanted, where, readable, passes, limit=limit, weights=weights,
+            stats=stats, required=required,
+        )  # fmt: skip
+
     def _rank_in_sql(
         self,
         wanted: Sequence[fts.Phrase],
@@ -176,6 +233,8 @@ class PgReadTx(SqlReadTx):
         *,
         limit: int,
         weights: Weights,
+        stats: CorpusStats | None = None,
+        required: Sequence[str] = (),
     ) -> list[tuple[int, float]]:
         """BM25 in one statement when every phrase is one term (the usual query): the
         statistics, IDFs and scores in SQL, fts.score's operations in its order (float8
@@ -202,13 +261,24 @@ class PgReadTx(SqlReadTx):
             f"sum({freq}) FILTER (WHERE p.term = %s) AS f{i}" for i in range(len(terms))
         )
         distinct = sorted(set(terms))
-        if only_live(where):
+        if stats is not None:
+            # rank_text_among: the statistics are ``stats``, counted over every hit, so only
+            # the rows the filter admits that hold one of ``required``'s terms are read.
+            hit = (
+                f"SELECT p.memory, max(p.length){f8} AS length, TRUE AS admitted, {freqs}"
+                " FROM memory_fts_terms AS p WHERE p.term = ANY(%s) AND p.memory IN"
+                " (SELECT q.memory FROM memory_fts_terms AS q JOIN memories AS m"
+                f" ON m.id = q.memory WHERE q.term = ANY(%s) AND ({passes.sql}))"
+                " GROUP BY p.memory"
+            )
+            hit_params: tuple[Any, ...] = (*terms, distinct, list(required), *passes.params)
+        elif only_live(where):
             # memory_fts_terms holds live rows only: no filter, so no join at all.
             hit = (
                 f"SELECT p.memory, max(p.length){f8} AS length, TRUE AS admitted, {freqs}"
                 " FROM memory_fts_terms AS p WHERE p.term = ANY(%s) GROUP BY p.memory"
             )
-            hit_params: tuple[Any, ...] = (*terms, distinct)
+            hit_params = (*terms, distinct)
         else:
             hit = (
                 f"SELECT p.memory, max(p.length){f8} AS length, bool_or({passes.sql}) AS admitted,"
@@ -216,7 +286,17 @@ class PgReadTx(SqlReadTx):
                 f" WHERE p.term = ANY(%s) AND ({readable.sql}) GROUP BY p.memory"
             )
             hit_params = (*passes.params, *terms, distinct, *readable.params)
-        counts = ", ".join(f"count(f{i}){f8} AS n{i}" for i in range(len(terms)))
+        corpus_params: tuple[Any, ...]
+        df_params: tuple[Any, ...]
+        if stats is None:
+            corpus, corpus_params = _corpus(readable), tuple(readable.params)
+            counts = ", ".join(f"count(f{i}){f8} AS n{i}" for i in range(len(terms)))
+            df, df_params = f"SELECT {counts} FROM hit", ()
+        else:
+            corpus = f"SELECT %s{f8} AS n, %s{f8} AS t"
+            corpus_params = (float(stats.rows), float(stats.tokens))
+            counts = ", ".join(f"%s{f8} AS n{i}" for i in range(len(terms)))
+            df, df_params = f"SELECT {counts}", tuple(float(n) for n in stats.hits)
 
         def part(i: int) -> str:
             term = bm25_term_sql(
@@ -226,14 +306,24 @@ class PgReadTx(SqlReadTx):
             return f"coalesce({term}, 0{f8})"
 
         score = " + ".join(part(i) for i in range(len(terms)))
+        # The winners' rows come with their scores (no second round trip), kept for the
+        # search's get_memory and snippets as _remember keeps them.
         rows = self._rows(
-            f"WITH corpus AS ({_corpus(readable)}), hit AS MATERIALIZED ({hit}),"
-            f" df AS (SELECT {counts} FROM hit)"
-            f" SELECT h.memory, {score} AS score FROM hit AS h CROSS JOIN df CROSS JOIN corpus AS c"
-            " WHERE h.admitted ORDER BY score DESC, h.memory DESC LIMIT %s",
-            (*readable.params, *hit_params, limit),
+            f"WITH corpus AS ({corpus}), hit AS MATERIALIZED ({hit}),"
+            f" df AS ({df}), ranked AS (SELECT h.memory, {score} AS score"
+            " FROM hit AS h CROSS JOIN df CROSS JOIN corpus AS c"
+            " WHERE h.admitted ORDER BY score DESC, h.memory DESC LIMIT %s)"
+            f" SELECT r.score, {MEMORY} FROM ranked AS r JOIN memories AS m ON m.id = r.memory"
+            " ORDER BY r.score DESC, r.memory DESC",
+            (*corpus_params, *hit_params, *df_params, limit),
         )
-        return [(int(memory), float(score)) for memory, score in rows]
+        scored = []
+        for row in rows:
+            memory = memory_from_row(row[1:])
+            if self._memo is not None:
+                self._memo[memory.id] = memory
+            scored.append((memory.id, float(row[0])))
+        return scored
 
     def _remember(self, ids: Sequence[int]) -> None:
         """Read these memories now, in one statement, for the get_memory calls a search
