@@ -88,6 +88,18 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started that still run (an adapter's daemon, launched on
+    demand as its child): read from each of its threads, the launching one may be gone."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except OSError:  # that thread ended since the listing
+            continue
+    return found
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -167,22 +179,28 @@ def one_spawn(
     call: tuple[str, dict[str, Any]],
     into: Figures,
     *,
-    daemon: Callable[[], int | None] = lambda: None,
+    daemon: Callable[[], int | None] | None = None,
 ) -> None:
-    before = daemon()
+    before = daemon() if daemon is not None else None
     spawned = Spawned(argv, env, cwd)
     try:
         initialized, listed, _ = spawned.start()
         result = spawned.request("tools/call", {"name": call[0], "arguments": call[1]})
         first = time.monotonic() - spawned.began
+        # Read at once: the CPU spent to the first result, the daemon the adapter started
+        # included. A relay's daemon goes on to load the SDK for the session it opens after
+        # that result (ADR 0038); the time a ``venom-mem ping`` takes to find the daemon's
+        # pid would count part of that load.
+        cpu = cpu_s(spawned.proc.pid) + sum(cpu_s(child) for child in children(spawned.proc.pid))
         assert "result" in result, result
         assert not result["result"].get("isError"), result
         into.init.append(initialized)
         into.listed.append(listed)
         into.first.append(first)
         into.rss.append(rss_kib(spawned.proc.pid))
-        started = daemon() if before is None else None
-        into.cpu.append(cpu_s(spawned.proc.pid) + (cpu_s(started) if started else 0.0))
+        if daemon is not None and before is None:
+            assert children(spawned.proc.pid), "the spawn started no daemon of its own"
+        into.cpu.append(cpu)
         into.load.append(os.getloadavg()[0])
     finally:
         spawned.close()

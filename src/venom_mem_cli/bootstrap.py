@@ -255,6 +255,7 @@ async def _run_daemon(
     announce: tuple[str, TextIO] | None,
 ) -> None:
     from venom_mem_adapters.client import remove_record, write_record
+    from venom_mem_adapters.start_gc import resume as resume_gc
 
     listener = await anyio.create_unix_listener(sock, mode=0o600)
     try:
@@ -277,6 +278,7 @@ async def _run_daemon(
             if daemon.embeddings is not None:  # background embedding; not activity for idling
                 tg.start_soon(daemon.embeddings.run)
             status.say("ready")
+            resume_gc()  # paused by the launched serve's entry point (start_gc.py)
             if announce is not None:  # a person ran serve: say it is ready, once
                 print(announce[0], file=announce[1], flush=True)
             await daemon.serve(listener)

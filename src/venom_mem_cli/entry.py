@@ -34,6 +34,9 @@ def launched_serve(argv: Sequence[str]) -> int | None:
         return None
     if not argv[3].isdigit():
         return None
+    from venom_mem_adapters.start_gc import pause
+
+    pause()  # until the daemon is ready
     from .bootstrap import run_serve
 
     return run_serve(os.environ, on_demand=True, status_fd=int(argv[3]))
@@ -49,6 +52,10 @@ def launched_mcp(argv: Sequence[str]) -> int | None:
 
     if HELP_FLAGS.intersection(argv):
         return None
+    if "--in-process" not in argv:
+        from venom_mem_adapters.start_gc import pause
+
+        pause()  # until the relay hands the harness's stream over (mcp/relay.py)
     return run_json(argv)
 
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .records import Version as Version
     from .registry import Registry as Registry
     from .usecases.app import App as App
-    from .usecases.app import MemorySettings as MemorySettings
+    from .usecases.settings import MemorySettings as MemorySettings
 
 __version__ = "0.1.0"
 

@@ -25,7 +25,7 @@ from .grammar import MAX_ISSUED_TTL_S
 from .grants import parse_grants
 from .records import Grant
 from .search_options import FUSION_NAMES, QUERY_MODES
-from .usecases.app import MemorySettings
+from .usecases.settings import MemorySettings
 
 if TYPE_CHECKING:
     import cattrs

@@ -13,8 +13,14 @@ __all__ = [
     "NATURAL_WEIGHTS",
     "QUERY_MODES",
     "RFC_WEIGHTS",
+    "SIMILAR_THRESHOLD",
     "Weights",
 ]
+
+# memory.add's near-duplicates (similarity.py), here for the settings' default to take
+# without the ranking's imports. Measured by bench/bench_similar.py on
+# tests/fixtures/similar_pairs.json and LoCoMo's repeated facts (ADR 0043 has the table).
+SIMILAR_THRESHOLD = 0.65
 
 QUERY_MODES = ("rfc", "natural")
 DEFAULT_QUERY_MODE = "rfc"

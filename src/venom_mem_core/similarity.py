@@ -21,7 +21,7 @@ from .fts import K1, Document, bm25, query_phrases, tokens
 from .grants import Access
 from .ports import MemoryFilter, RanksAmong, ReadTx
 from .records import Memory
-from .search_options import Weights
+from .search_options import SIMILAR_THRESHOLD, Weights
 from .stopwords import ENGLISH_STOPWORDS
 
 __all__ = [
@@ -35,9 +35,6 @@ __all__ = [
     "similar_memories",
 ]
 
-# Measured by bench/bench_similar.py on tests/fixtures/similar_pairs.json and LoCoMo's
-# repeated facts (ADR 0043 has the table).
-SIMILAR_THRESHOLD = 0.65
 SIMILAR_LIMIT = 3
 # A content of 8 KiB can hold a thousand distinct words; its first 64 say what it is about
 # and keep the query to a few index lookups (ADR 0043).

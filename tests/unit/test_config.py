@@ -34,7 +34,7 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.records import Grant
 from venom_mem_core.search_options import DEFAULT_FUSION
 from venom_mem_core.similarity import SIMILAR_THRESHOLD
-from venom_mem_core.usecases.app import MemorySettings
+from venom_mem_core.usecases.settings import MemorySettings
 
 # RFC-0020 section 11, verbatim.
 SECTION_11_DEFAULTS = """\

@@ -18,8 +18,8 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.inmemory import InMemoryStore
 from venom_mem_core.records import Grant
 from venom_mem_core.testing.support import READ_ALL, UNKNOWN, Env, fails, list_ids, search_ids
-from venom_mem_core.usecases.app import MemorySettings
 from venom_mem_core.usecases.principals import resolve_token
+from venom_mem_core.usecases.settings import MemorySettings
 
 # Looks like an RFC-0005 token to the secret check; it is not a real one.
 FAKE_TOKEN = "vnt1.venom-mem.g1." + "Q" * 43

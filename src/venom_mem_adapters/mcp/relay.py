@@ -726,6 +726,7 @@ def run_relay(env: Mapping[str, str], wire_in: BinaryIO, wire_out: BinaryIO) -> 
     from venom_mem_core.manifest import MANIFEST
 
     from ..client import connect
+    from ..start_gc import resume as resume_gc
     from .harness_session import SessionNaming, served_session
     from .link import DaemonLink, daemon_connector, early_token_check
     from .tools import INSTRUCTIONS, SERVER_NAME, audience_for_token, build_catalog
@@ -756,6 +757,7 @@ def run_relay(env: Mapping[str, str], wire_in: BinaryIO, wire_out: BinaryIO) -> 
         write_lock=lock,
     )
     handover = front.run()
+    resume_gc()  # paused by the entry point: the start's objects are made (start_gc.py)
     if front.failed or handover is None:
         for wire in held:
             wire.close()

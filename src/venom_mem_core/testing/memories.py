@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from ..usecases.app import MemorySettings
 from ..usecases.memories import sweep_tombstones
+from ..usecases.settings import MemorySettings
 from .support import G3, Env, StoreFixtures, fails, ids, list_ids, search_ids
 
 __all__ = ["MemoryContract"]

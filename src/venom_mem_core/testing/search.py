@@ -13,7 +13,7 @@ from ..ports import MemoryFilter
 from ..ranking import search_terms
 from ..records import Grant, Principal
 from ..search_options import NATURAL_WEIGHTS, RFC_WEIGHTS
-from ..usecases.app import MemorySettings
+from ..usecases.settings import MemorySettings
 from .support import (
     Env,
     StoreFactory,

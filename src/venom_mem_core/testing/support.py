@@ -27,8 +27,9 @@ from ..errors import VenomError
 from ..local import LocalClient
 from ..ports import RanksLikeFts5, Store
 from ..records import Grant, Memory, Principal, Provenance
-from ..usecases.app import App, MemorySettings
+from ..usecases.app import App
 from ..usecases.principals import OWNER, unknown_principal
+from ..usecases.settings import MemorySettings
 
 __all__ = [
     "FIX",
