@@ -4,8 +4,11 @@
   the same request from a ten-line stdlib-only client (the protocol floor). Target: <= 1.5x.
 - 8 concurrent socket clients: adds/s (synchronous FULL) beside the raw apsw rate of
   one-commit adds of the same rows into the same schema at the same size (target: >= 50 %),
-  and searches/s. The rate of one-commit inserts into a one-column table is printed too;
-  docs/adr/0011 says why the store's own rows are the baseline.
+  and searches/s. The adds are measured twice: with the default config, whose memory.add
+  ranks its near-duplicates after the commit (ADR 0043), and with
+  ``memory.similar_threshold = 0``, which switches that off (the RFC-0020 add alone). The
+  rate of one-commit inserts into a one-column table is printed too; docs/adr/0011 says why
+  the store's own rows are the baseline.
 - Cold start on demand: first CLI call with no daemon running, empty store. Target: < 300 ms.
 
 Run: ``.venv/bin/python bench/bench_daemon.py`` (under a minute).
@@ -76,6 +79,10 @@ def time_command(cmd: list[str], env: dict[str, str], runs: int) -> list[float]:
     return samples
 
 
+IDLE_CONFIG = ".{ .daemon = .{ .idle_timeout_ms = 600000 } }"
+PLAIN_ADD_CONFIG = (
+    ".{ .daemon = .{ .idle_timeout_ms = 600000 }, .memory = .{ .similar_threshold = 0.0 } }"
+)
 ROUNDS = 3  # each rate is the median of this many windows: one window swings by 10 %
 
 
@@ -170,7 +177,7 @@ def concurrent_rate(world: World, verb: str, seconds: float = 3.0, clients: int 
 def main() -> None:
     rows: list[tuple[str, str, str]] = []
     with make_world() as world:
-        world.write_config(".{ .daemon = .{ .idle_timeout_ms = 600000 } }")
+        world.write_config(IDLE_CONFIG)
         cold = []
         for _ in range(5):
             world.stop_daemon()
@@ -197,10 +204,16 @@ def main() -> None:
         schema = statistics.median(raw_schema_rates())
         adds = statistics.median(concurrent_rate(world, "memory.add") for _ in range(ROUNDS))
         searches = concurrent_rate(world, "memory.search")
+        # The same adds without near-duplicate ranking: a new daemon reads the new config.
+        world.write_config(PLAIN_ADD_CONFIG)
+        world.stop_daemon()
+        plain = statistics.median(concurrent_rate(world, "memory.add") for _ in range(ROUNDS))
         rows.append(("raw apsw one-commit adds, the store's schema at 10k", f"{schema:.0f}/s",
                      "the storage floor of memory.add"))  # fmt: skip
         rows.append(("8 clients memory.add at 10k (FULL sync)", f"{adds:.0f}/s",
                      f"{adds / schema * 100:.0f}% of the raw adds (target >= 50%)"))  # fmt: skip
+        rows.append(("  the same, memory.similar_threshold = 0 (no similar)", f"{plain:.0f}/s",
+                     f"{plain / schema * 100:.0f}% of the raw adds (target >= 50%)"))  # fmt: skip
         rows.append(("raw apsw one-commit inserts, 1-column table", f"{raw:.0f}/s",
                      f"the floor above is {schema / raw * 100:.0f}% of this, "
                      f"memory.add {adds / raw * 100:.0f}% (docs/adr/0011)"))  # fmt: skip

@@ -142,7 +142,7 @@ def main() -> int:
         "--similar-threshold",
         type=float,
         default=None,
-        help="memory.similar_threshold for the load table's stores (0: no similar on add);"
+        help="memory.similar_threshold for every store of both tables (0: no similar on add);"
         " default: the config's default",
     )
     args = parser.parse_args()
@@ -151,7 +151,7 @@ def main() -> int:
     if sizes:
         try:
             with running_server() as server:
-                run(server, sizes, hybrid=args.hybrid)
+                run(server, sizes, hybrid=args.hybrid, similar=args.similar_threshold)
         except RuntimeError as exc:
             print(f"bench_postgres: skipped: {exc}")
             return 0
@@ -164,7 +164,7 @@ def main() -> int:
     return 0
 
 
-def run(server: PostgresServer, sizes: list[int], *, hybrid: bool) -> None:
+def run(server: PostgresServer, sizes: list[int], *, hybrid: bool, similar: float | None) -> None:
     with (
         make_world() as lite,
         make_world() as pg,
@@ -172,10 +172,14 @@ def run(server: PostgresServer, sizes: list[int], *, hybrid: bool) -> None:
     ):
         pg.env.update(server.environ)
         options = server.fresh_url("bench").split("&options=", 1)[1]
+        memory = memory_section(similar)
+        postgres = f'.store = .{{ .url = "postgresql:///postgres?options={options}" }}'
         stores = {
-            "sqlite": "",
-            "postgres": f'.store = .{{ .url = "postgresql:///postgres?options={options}" }}',
+            "sqlite": memory,
+            "postgres": ", ".join(s for s in (postgres, memory) if s),
         }
+        lite.write_config(f".{{ {stores['sqlite']} }}")
+        print(f"stores at memory.similar_threshold {threshold_text(similar)}", flush=True)
         pg.write_config(f".{{ {stores['postgres']} }}")
         worlds = {"sqlite": lite, "postgres": pg}
         readers = {name: w.add_client("reader", READER_GRANTS) for name, w in worlds.items()}
@@ -205,6 +209,15 @@ def run(server: PostgresServer, sizes: list[int], *, hybrid: bool) -> None:
                 )
             if hybrid:
                 print_hybrid(size, figures)
+
+
+def memory_section(similar: float | None) -> str:
+    """The config's ``memory`` section for ``similar`` (ADR 0043), or none for its default."""
+    return "" if similar is None else f".memory = .{{ .similar_threshold = {similar!r} }}"
+
+
+def threshold_text(similar: float | None) -> str:
+    return "default" if similar is None else f"{similar:g}"
 
 
 def print_hybrid(size: int, figures: dict[str, dict[str, float]]) -> None:
@@ -238,7 +251,7 @@ def load_table(
     every store's memory.similar_threshold (ADR 0043: near-duplicates cost each add a
     ranking), None for the default."""
     rows: dict[str, LoadFigures] = {}
-    memory = "" if similar is None else f".memory = .{{ .similar_threshold = {similar!r} }}"
+    memory = memory_section(similar)
     with make_world() as lite:
         lite.write_config(f".{{ {memory} }}")
         fill(lite, 0, LOAD_SEED)
@@ -299,7 +312,7 @@ def analyze(url: str) -> None:
 
 
 def print_load_header(seconds: float, similar: float | None) -> None:
-    threshold = "default" if similar is None else f"{similar:g}"
+    threshold = threshold_text(similar)
     print(
         f"\nload: {WRITERS} writers + {SEARCHERS} searchers per daemon, {seconds:.0f} s,"
         f" PostgreSQL with fsync on, memory.similar_threshold {threshold};"
