@@ -178,10 +178,10 @@ def run(server: PostgresServer, sizes: list[int], *, hybrid: bool, similar: floa
             "sqlite": memory,
             "postgres": ", ".join(s for s in (postgres, memory) if s),
         }
-        lite.write_config(f".{{ {stores['sqlite']} }}")
         print(f"stores at memory.similar_threshold {threshold_text(similar)}", flush=True)
-        pg.write_config(f".{{ {stores['postgres']} }}")
         worlds = {"sqlite": lite, "postgres": pg}
+        for name, world in worlds.items():
+            world.write_config(f".{{ {stores[name]} }}")
         readers = {name: w.add_client("reader", READER_GRANTS) for name, w in worlds.items()}
         filled = 0
         for size in sizes:
