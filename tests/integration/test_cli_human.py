@@ -4,6 +4,7 @@ shell completion. Each runs the real ``venom-mem`` executable."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
@@ -445,6 +446,10 @@ def test_events_follow_prints_one_readable_line_per_event(world: World) -> None:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         text=True,
+        # A run started in the background (`make test &`) ignores SIGINT, the child inherits
+        # that, and Python then installs no KeyboardInterrupt: give it the terminal's default.
+        # (Safe here: signal.signal takes no lock, and this runs from the main thread.)
+        preexec_fn=functools.partial(signal.signal, signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
     )
     assert proc.stdout is not None
     lines: list[str] = []
@@ -460,7 +465,13 @@ def test_events_follow_prints_one_readable_line_per_event(world: World) -> None:
                 added = True
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=10)
+        try:
+            proc.communicate(timeout=10)
+        finally:
+            if proc.poll() is None:  # not left running into the next test
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 130
     assert lines[0].startswith("snapshot  space  space:user  space=user memories=1")
     event = next(line for line in lines if "memory.added" in line)
     assert re.fullmatch(
