@@ -5,8 +5,10 @@ memory, and how much of a harness's context it takes, beside the MCP reference s
   result (``memory_dsearch``), median and p90 of 15 fresh spawns each, for the relay
   (``venom-mem mcp``, docs/adr/0038), the in-process adapter (``venom-mem mcp
   --in-process``) and the reference memory server (``@modelcontextprotocol/server-memory``,
-  node, its ``search_nodes``), in one run: with no daemon running (each spawn starts one),
-  and with a daemon that already serves (and has served an MCP session). Targets: the relay's
+  node, its ``search_nodes``), in one run: with no daemon running (each spawn starts one;
+  the relay's first call tells its standby to go, and once more with
+  ``daemon.mcp_standby = "off"``: "standby off"), and with a daemon that already serves
+  (and has served an MCP session). Targets: the relay's
   first tool result at or below the reference server's, both ways; initialize and tools/list
   within 0.3 s (issue 12).
 - Each adapter's RSS after its first tool result (target for the relay: under 20 MiB), and
@@ -32,15 +34,18 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.daemon_env import VENOM_MEM, World, make_world, wait_gone
+from tests.support.mcp_lines import McpProcess
+from tests.support.processes import children
 
 START_TARGET_S = 0.3
 RELAY_RSS_TARGET_MIB = 20.0
 RUNS = 15
+STANDBY_OFF = "standby off"  # no daemon running, daemon.mcp_standby = "off"
 REFERENCE = "@modelcontextprotocol/server-memory@2026.8.31"
 NPM_DIR = Path(__file__).resolve().parent / "out" / "npm"
 REFERENCE_JS = NPM_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist"
@@ -67,37 +72,10 @@ def reference_server() -> Argv | None:
     return ["node", str(script)]
 
 
-def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
-    stdin.write(json.dumps(message).encode() + b"\n")
-    stdin.flush()
-
-
-def _answer(stdout: IO[bytes], request_id: int) -> dict[str, Any]:
-    while True:
-        line = stdout.readline()
-        if not line:
-            raise RuntimeError(f"the server ended before answering request {request_id}")
-        message: dict[str, Any] = json.loads(line)
-        if message.get("id") == request_id:
-            return message
-
-
 def cpu_s(pid: int) -> float:
     """The process's user+sys CPU seconds so far (the figure a loaded machine can't skew)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def children(pid: int) -> list[int]:
-    """The processes ``pid`` started that still run (an adapter's daemon, launched on
-    demand as its child): read from each of its threads, the launching one may be gone."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            found += [int(child) for child in (task / "children").read_text().split()]
-        except OSError:  # that thread ended since the listing
-            continue
-    return found
 
 
 def rss_kib(pid: int) -> int:
@@ -105,61 +83,6 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "bench", "version": "1"}},
-}  # fmt: skip
-
-
-class Spawned:
-    """One server process, driven as a harness drives it."""
-
-    def __init__(self, argv: Argv, env: dict[str, str], cwd: Path) -> None:
-        self.began = time.monotonic()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=cwd,
-        )
-        assert self.proc.stdin is not None
-        assert self.proc.stdout is not None
-        self.stdin: IO[bytes] = self.proc.stdin
-        self.stdout: IO[bytes] = self.proc.stdout
-        self._next = 1
-
-    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        request_id, self._next = self._next, self._next + 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        _send(self.stdin, message)
-        return _answer(self.stdout, request_id)
-
-    def start(self) -> tuple[float, float, dict[str, Any]]:
-        """Initialize and list: the seconds to each answer, and the listing."""
-        _send(self.stdin, INITIALIZE)
-        _answer(self.stdout, 0)
-        initialized = time.monotonic() - self.began
-        _send(self.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        listing = self.request("tools/list")
-        return initialized, time.monotonic() - self.began, listing
-
-    def close(self) -> None:
-        self.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.stdout.close()
 
 
 class Figures:
@@ -182,7 +105,7 @@ def one_spawn(
     daemon: Callable[[], int | None] | None = None,
 ) -> None:
     before = daemon() if daemon is not None else None
-    spawned = Spawned(argv, env, cwd)
+    spawned = McpProcess(argv, env, cwd)
     try:
         initialized, listed, _ = spawned.start()
         result = spawned.request("tools/call", {"name": call[0], "arguments": call[1]})
@@ -236,13 +159,13 @@ def _ms(values: list[float]) -> str:
 
 
 @contextmanager
-def sessions(world: World, token: str, count: int) -> Iterator[list[Spawned]]:
+def sessions(world: World, token: str, count: int) -> Iterator[list[McpProcess]]:
     """``count`` relay sessions open at once, each past its first tool call."""
     with ExitStack() as stack:
         opened = []
         for _ in range(count):
             argv, env = ours(world, token)
-            spawned = Spawned(argv, env, world.root)
+            spawned = McpProcess(argv, env, world.root)
             stack.callback(spawned.close)
             spawned.start()
             spawned.request("tools/call", {"name": "whoami", "arguments": {}})
@@ -276,6 +199,10 @@ def main() -> None:
                           daemon=world.daemon_pid)  # fmt: skip
 
             table[(mode, "no daemon")] = measure(f"{mode}, no daemon", spawn, cold)
+            if mode == "relay":  # the same spawns with the standby switched off (ADR 0038)
+                world.write_config('.{ .daemon = .{ .mcp_standby = "off" } }')
+                table[("relay", STANDBY_OFF)] = measure("relay, standby off", spawn, cold)
+                world.config.unlink()
             table[(mode, "daemon up")] = measure(f"{mode}, daemon up", spawn, keep)
         if reference is not None:
             memory_file = world.root / "reference-memory.jsonl"
@@ -306,7 +233,7 @@ def main() -> None:
         sizes = {}
         for who, principal_token in (("owner", "@owner"), ("client token", token),
                                      ("no token", None)):  # fmt: skip
-            spawned = Spawned([VENOM_MEM, "mcp"], world.environ(principal_token), world.root)
+            spawned = McpProcess([VENOM_MEM, "mcp"], world.environ(principal_token), world.root)
             try:
                 sizes[who] = len(json.dumps(spawned.start()[2], separators=(",", ":")))
             finally:
@@ -316,17 +243,17 @@ def main() -> None:
         f"MCP start-up, {RUNS} fresh spawns each, one run: median / p90 in ms; CPU: the "
         "adapter's user+sys to its first result, plus the daemon's when it started one"
     )
-    print(f"  {'server':<12} {'daemon':<10} {'initialize':>13} {'tools/list':>13} "
+    print(f"  {'server':<12} {'daemon':<12} {'initialize':>13} {'tools/list':>13} "
           f"{'first result':>13} {'CPU ms':>7} {'RSS MiB':>8} {'load':>5}")  # fmt: skip
     for (mode, daemon), f in table.items():
         rss = statistics.median(f.rss) / 1024
         cpu = statistics.median(f.cpu) * 1000
         load = statistics.median(f.load)
-        print(f"  {mode:<12} {daemon:<10} {_ms(f.init):>13} {_ms(f.listed):>13} "
+        print(f"  {mode:<12} {daemon:<12} {_ms(f.init):>13} {_ms(f.listed):>13} "
               f"{_ms(f.first):>13} {cpu:7.0f} {rss:8.1f} {load:5.1f}")  # fmt: skip
     if reference is not None:
         floor = statistics.median(table[("reference", "")].first)
-        for daemon in ("no daemon", "daemon up"):
+        for daemon in ("no daemon", "daemon up", STANDBY_OFF):
             mine = statistics.median(table[("relay", daemon)].first)
             verdict = "ok" if mine <= floor else "OVER"
             print(f"  relay first result, {daemon}: {mine * 1000:.0f} ms against the reference "
@@ -342,7 +269,7 @@ def main() -> None:
               f"{START_TARGET_S * 1000:.0f} ms)  {verdict}")  # fmt: skip
     print("venom-mem memory search --json, median / p90 in ms")
     for daemon, values in cli.items():
-        print(f"  {daemon:<10} {_ms(values)}")
+        print(f"  {daemon:<12} {_ms(values)}")
     print("daemon RSS by open relay sessions")
     for count, kib in daemon_rss.items():
         print(f"  {count:>2} sessions  {kib / 1024:6.1f} MiB")

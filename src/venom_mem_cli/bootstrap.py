@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from venom_mem_core.config import Config
     from venom_mem_core.ports import Clock, Store
 
-__all__ = ["build_daemon", "run_serve"]
+__all__ = ["build_daemon", "run_serve", "wait_as_standby"]
 
 log = logging.getLogger("venom_mem.serve")
 STOP_FIRST = "VENOM_MEM_TOKEN=@owner venom-mem stop  # then serve again"
@@ -51,6 +51,75 @@ class StatusPipe:
             os.write(self._fd, line.encode("utf-8") + b"\n")
             os.close(self._fd)
         self._fd = None
+
+
+# What a daemon's start and its first calls import, loaded by a standby before it is told
+# to go (client/_launcher.py): each module here leaves the first call's critical path.
+_DAEMON_MODULES = (
+    "venom_mem_adapters.config",
+    "venom_mem_adapters.daemon.credentials_env",
+    "venom_mem_adapters.client",
+    "venom_mem_adapters.client._client",
+    "venom_mem_adapters.client._daemon_record",
+    "venom_mem_adapters.daemon.startup",
+    "venom_mem_adapters.store_backend",
+    "venom_mem_adapters.sqlite.backend",
+    "venom_mem_adapters.sqlite.lock",
+    "venom_mem_adapters.daemon.context",
+    "venom_mem_adapters.daemon.event_log",
+    "venom_mem_adapters.daemon.ops",
+    "venom_mem_adapters.daemon.server",
+    "venom_mem_core.clock",
+    "venom_mem_core.usecases.app",
+    "venom_mem_core.usecases.memories",
+    "venom_mem_adapters.config._zon",
+    "venom_mem_adapters.copy.run",
+    "venom_mem_adapters.daemon.ops.doctor_search",
+    "venom_mem_core.search_advice",
+    "venom_mem_core.text_match",
+    "venom_mem_core.export_format",
+    "venom_mem_core.skill",
+    "venom_mem_core.converter",
+    "anyio._backends._asyncio",
+)
+
+
+def wait_as_standby(go_fd: int) -> bool:
+    """A standby's wait (client/_launcher.py): True once the launcher says ``go``; False
+    when the config wants no standby (it leaves at once), after ``daemon.idle_timeout_ms``
+    without a word, or at the end of the pipe (no daemon was needed). The daemon's modules
+    are loaded meanwhile."""
+    import importlib
+    import select
+
+    from venom_mem_adapters.config import default_config_path, load_launch_config
+
+    try:
+        settings = load_launch_config(default_config_path(os.environ)).daemon
+    except VenomError:
+        lifetime_s = None  # go reports it, as a launch does: serving reads the file again
+    else:
+        if settings.mcp_standby == "off" or settings.startup == "explicit":
+            return False
+        lifetime_s = settings.idle_timeout_ms / 1000
+    for name in _DAEMON_MODULES:
+        importlib.import_module(name)
+    try:
+        word = b""
+        while not word.endswith(b"\n"):
+            ready, _, _ = select.select([go_fd], [], [], lifetime_s)
+            if not ready:
+                return False
+            chunk = os.read(go_fd, 16)
+            if not chunk:
+                return False
+            word += chunk
+        return word == b"go\n"
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(go_fd)
 
 
 def run_serve(

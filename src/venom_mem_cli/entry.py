@@ -29,16 +29,25 @@ def run_json(argv: Sequence[str]) -> int:
 
 def launched_serve(argv: Sequence[str]) -> int | None:
     """``serve --on-demand --status-fd N`` as the launcher writes it: straight to the
-    composition root, without building the rich-click tree (cold start is on the clock)."""
-    if len(argv) != 4 or argv[:3] != ["serve", "--on-demand", "--status-fd"]:
+    composition root, without building the rich-click tree (cold start is on the clock).
+    With ``--standby-fd M`` after it, a standby: the daemon's modules loaded, then serve
+    once ``go`` comes on that pipe, or exit at its end (client/_launcher.py)."""
+    if len(argv) not in (4, 6) or argv[:3] != ["serve", "--on-demand", "--status-fd"]:
         return None
     if not argv[3].isdigit():
         return None
+    standby_fd = None
+    if len(argv) == 6:
+        if argv[4] != "--standby-fd" or not argv[5].isdigit():
+            return None
+        standby_fd = int(argv[5])
     from venom_mem_adapters.start_gc import pause
 
     pause()  # until the daemon is ready
-    from .bootstrap import run_serve
+    from .bootstrap import run_serve, wait_as_standby
 
+    if standby_fd is not None and not wait_as_standby(standby_fd):
+        return 0
     return run_serve(os.environ, on_demand=True, status_fd=int(argv[3]))
 
 
@@ -56,6 +65,12 @@ def launched_mcp(argv: Sequence[str]) -> int | None:
         from venom_mem_adapters.start_gc import pause
 
         pause()  # until the relay hands the harness's stream over (mcp/relay.py)
+        if argv == ["mcp"]:
+            from venom_mem_adapters.client import start_standby
+
+            # First, so that the standby loads the daemon's modules while this process
+            # loads its own and the harness initializes (docs/adr/0038).
+            start_standby(os.environ)
     return run_json(argv)
 
 

@@ -242,6 +242,10 @@ class DaemonConfig:
     startup: Startup = _leaf("on-demand", "str", choices=("on-demand", "explicit"))  # noqa: RUF009
     startup_timeout_ms: int = _leaf(5000, "int", lo=1, hi=600_000)
     idle_timeout_ms: int = _leaf(300_000, "int", lo=1000, hi=86_400_000)
+    # Extension (docs/adr/0038): whether ``venom-mem mcp``, finding no daemon at its start,
+    # spawns a standby that loads the daemon's modules for the first call's launch. No
+    # daemon starts before that call either way (RFC-0020 section 8).
+    mcp_standby: str = _leaf("on", "str", choices=("on", "off"))
 
 
 @attrs.frozen(kw_only=True)

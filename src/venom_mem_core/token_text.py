@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["OWNER_TOKEN", "token_parts"]
+__all__ = ["OWNER_TOKEN", "token_parts", "well_formed"]
 
 OWNER_TOKEN = "@owner"
 # Compiled on the first check (re keeps it), not on import: the CLI's --json path imports
@@ -18,3 +18,8 @@ def token_parts(token: str) -> tuple[int, str] | None:
     """``(N, secret)`` of a well-formed token, else ``None``."""
     match = re.match(_TOKEN_PATTERN, token)
     return None if match is None else (int(match.group(1)), match.group(2))
+
+
+def well_formed(token: str) -> bool:
+    """``@owner`` or a token of the right shape: what the store may take at all."""
+    return token == OWNER_TOKEN or token_parts(token) is not None

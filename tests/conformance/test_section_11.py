@@ -31,6 +31,7 @@ RFC_DEFAULTS: dict[str, Any] = {
 # The extension keys, at the values that leave the RFC's behaviour alone.
 EXTENSIONS = {
     ("store", "url"): "",
+    ("daemon", "mcp_standby"): "on",
     ("memory", "similar_threshold"): 0.65,
     ("search", "query_mode"): "rfc",
     ("search", "fusion"): "rrf",

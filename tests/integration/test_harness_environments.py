@@ -37,6 +37,7 @@ from mcp import types as mcp_types
 
 from tests.support.daemon_env import ALL_RW, VENOM_MEM, Result, wait_gone
 from tests.support.mcp_stdio import initialize_refusal, mcp_session
+from tests.support.processes import waiting_standby
 from venom_mem_adapters.mcp.tools import build_catalog
 from venom_mem_core.manifest import MANIFEST
 
@@ -103,7 +104,8 @@ class Machine:
 
     def daemon_pids(self) -> set[int]:
         """Every venom-mem daemon serving this home's store (by its command and cwd-free
-        environment: the store path is in no argv, so look at each daemon's HOME)."""
+        environment: the store path is in no argv, so look at each daemon's HOME), but for
+        a relay's standby that no call has told to go (docs/adr/0038)."""
         pids = set()
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -111,6 +113,8 @@ class Machine:
             with contextlib.suppress(OSError):
                 cmd = (entry / "cmdline").read_bytes().split(b"\0")
                 if b"serve" not in cmd or not any(b"venom_mem_cli" in c for c in cmd):
+                    continue
+                if waiting_standby(int(entry.name)):  # binds nothing until a call needs it
                     continue
                 environ = (entry / "environ").read_bytes().split(b"\0")
                 if f"HOME={self.home}".encode() in environ:

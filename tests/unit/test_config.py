@@ -96,6 +96,8 @@ def test_defaults_are_section_11_exactly() -> None:
     assert got["store"].pop("url") == ""
     # Extension (docs/adr/0043): memory.add's similar, at the threshold the bench chose.
     assert got["memory"].pop("similar_threshold") == SIMILAR_THRESHOLD
+    # Extension (docs/adr/0038): venom-mem mcp's standby; no daemon starts earlier for it.
+    assert got["daemon"].pop("mcp_standby") == "on"
     assert got == spec
     assert zon.dumps(got) == SECTION_11_DEFAULTS
     assert isinstance(Config.defaults().search.min_similarity, float)

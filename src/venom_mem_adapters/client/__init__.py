@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._client import connect as connect
     from ._client import daemon_timeout as daemon_timeout
     from ._client import reply_budget_s as reply_budget_s
+    from ._client import start_standby as start_standby
     from ._client import startup_settings as startup_settings
     from ._daemon_record import remove_record as remove_record
     from ._daemon_record import write_record as write_record

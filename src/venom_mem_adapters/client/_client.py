@@ -29,7 +29,7 @@ import time
 from collections.abc import Mapping
 
 from venom_mem_core.errors import VenomError
-from venom_mem_core.token_text import OWNER_TOKEN
+from venom_mem_core.token_text import OWNER_TOKEN, well_formed
 
 from ..closing import ClosesOnExit
 from . import _socket_trust as socket_trust
@@ -50,6 +50,7 @@ __all__ = [
     "connect",
     "daemon_timeout",
     "reply_budget_s",
+    "start_standby",
     "startup_settings",
 ]
 
@@ -346,6 +347,43 @@ def check_startup_context(environ: Mapping[str, str], token: str) -> None:
         )
 
 
+def start_standby(environ: Mapping[str, str]) -> int | None:
+    """For ``venom-mem mcp`` at its start: when no daemon serves this caller's socket and
+    this caller may start one, spawn a standby for its first call's launch (``_launcher``:
+    it loads the daemon's modules and waits; no daemon until that call, RFC-0020 section
+    8). The standby reads the config itself (``daemon.mcp_standby``, ``daemon.startup``),
+    so this process reads none for it. Its pid, or ``None``; anything amiss is left for the
+    first call to report."""
+    token = environ.get("VENOM_MEM_TOKEN", "")
+    if token and not well_formed(token):
+        return None  # initialize fails for it: nothing is started (mcp/link.py)
+    try:
+        check_startup_context(environ, token)
+        if os.path.lexists(DaemonLocator(environ).socket()):
+            return None  # served (or a stale socket: the first call launches as it always did)
+    except VenomError:
+        return None
+    from ._launcher import hold_standby
+
+    pid = hold_standby(environ)
+    if pid is not None:
+        _standby_spawned.append(pid)
+    return pid
+
+
+# A standby this process spawned: its first connection to a daemon lets it go (a launch
+# has taken it by then, or no launch will need it).
+_standby_spawned: list[int] = []
+
+
+def _let_standby_go() -> None:
+    if _standby_spawned:
+        from ._launcher import dismiss_standby
+
+        _standby_spawned.clear()
+        dismiss_standby()
+
+
 def connect(
     environ: Mapping[str, str] | None = None,
     *,
@@ -368,6 +406,7 @@ def connect(
     while True:
         deadline = time.monotonic() + hello_timeout_s
         path, found, started = _find(locator, may_start, deadline)
+        _let_standby_go()  # a daemon answers: a launch took the standby, or none will need it
         if started:  # the launch had its own deadline; hello gets a fresh one
             deadline = time.monotonic() + hello_timeout_s
         try:

@@ -4,10 +4,22 @@ Each client launches at most one candidate. Candidates race for the socket lock;
 reports ``lost`` on its status pipe and exits, and every client then connects to the winner.
 The child gets its own session (setsid), stdio on the null device, ``/`` as its cwd, and an
 environment without tokens or other secrets. Standard library only.
+
+A standby (docs/adr/0038) is such a candidate spawned ahead of need by ``venom-mem mcp``:
+the same process, launched the same way, that loads the daemon's modules and then waits on
+a pipe. It holds no lock, opens no store and binds no socket, so no daemon exists until the
+first call that needs one sends it ``go`` (RFC-0020 section 8); it spares that call the
+interpreter's start and the imports. The relay holds at most one and lets it go at its
+first connection to a daemon or by exiting (the pipe's end is the standby's end); the
+standby leaves by itself after ``daemon.idle_timeout_ms``, as an idle daemon would, and at
+once when the config says ``daemon.mcp_standby = "off"`` or ``daemon.startup =
+"explicit"``. A standby gone by the time it is told to go says nothing: the launch is then
+made anew.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -19,7 +31,13 @@ from collections.abc import Mapping
 
 from venom_mem_core.errors import VenomError
 
-__all__ = ["FORWARDED_ENV", "daemon_environment", "launch"]
+__all__ = [
+    "FORWARDED_ENV",
+    "daemon_environment",
+    "dismiss_standby",
+    "hold_standby",
+    "launch",
+]
 
 # What a daemon inherits. Anything else, API keys and tokens included, stays with the caller.
 FORWARDED_ENV = (
@@ -70,28 +88,26 @@ def daemon_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def launch(environ: Mapping[str, str], timeout_s: float) -> str:
-    """Launch one candidate and wait for its word: ``ready`` or ``lost`` (another daemon
-    won). A candidate that fails says why, and that error is raised here."""
+def _spawn(environ: Mapping[str, str], *, standby_fd: int | None = None) -> tuple[int, int]:
+    """A candidate (RFC-0020 section 8's launcher rules), its pid and the read end of its
+    status pipe; with ``standby_fd``, one that waits for ``go`` on that pipe first."""
     read_fd, write_fd = os.pipe()
+    argv = [sys.executable, "-m", "venom_mem_cli", "serve", "--on-demand"]
+    argv += ["--status-fd", str(write_fd)]
+    passed = [write_fd]
+    if standby_fd is not None:
+        argv += ["--standby-fd", str(standby_fd)]
+        passed.append(standby_fd)
     try:
         child = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "venom_mem_cli",
-                "serve",
-                "--on-demand",
-                "--status-fd",
-                str(write_fd),
-            ],
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd="/",
             env=daemon_environment(environ),
             start_new_session=True,
-            pass_fds=(write_fd,),
+            pass_fds=passed,
         )
     except OSError as exc:
         os.close(read_fd)
@@ -102,6 +118,11 @@ def launch(environ: Mapping[str, str], timeout_s: float) -> str:
         os.close(write_fd)
     # Reap the child whenever it exits, so a long-lived caller (the MCP adapter) keeps no zombie.
     threading.Thread(target=child.wait, daemon=True).start()
+    return child.pid, read_fd
+
+
+def _await_word(read_fd: int, timeout_s: float) -> str:
+    """The candidate's first line on its status pipe (``""`` if it closed it unsaid)."""
     deadline = time.monotonic() + timeout_s
     buffer = b""
     try:
@@ -122,7 +143,17 @@ def launch(environ: Mapping[str, str], timeout_s: float) -> str:
             buffer += chunk
     finally:
         os.close(read_fd)
-    word = buffer.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    return buffer.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+
+
+def launch(environ: Mapping[str, str], timeout_s: float) -> str:
+    """Launch one candidate (the standby, if one waits) and wait for its word: ``ready``
+    or ``lost`` (another daemon won). A candidate that fails says why, and that error is
+    raised here."""
+    word = _standby_word(timeout_s)
+    if word is None:
+        _pid, read_fd = _spawn(environ)
+        word = _await_word(read_fd, timeout_s)
     if word in ("ready", "lost"):
         return word
     if word.startswith("{"):
@@ -135,3 +166,76 @@ def launch(environ: Mapping[str, str], timeout_s: float) -> str:
         "the daemon exited before it was ready",
         {"fix": "venom-mem serve  # run it in the foreground to see why"},
     )
+
+
+class _Standby:
+    """A spawned candidate waiting for ``go`` (the write end of its pipe) and its status
+    pipe's read end."""
+
+    def __init__(self, pid: int, go_fd: int, status_fd: int) -> None:
+        self.pid = pid
+        self.go_fd = go_fd
+        self.status_fd = status_fd
+
+    def close(self) -> None:
+        """Its end: it reads the end of the pipe and exits."""
+        for fd in (self.go_fd, self.status_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+_held: list[_Standby] = []  # at most one, for this process's next launch
+_held_lock = threading.Lock()
+
+
+def hold_standby(environ: Mapping[str, str]) -> int | None:
+    """Spawn a standby for this process's next launch and hold it; its pid, or ``None`` if
+    one is held already or it could not be spawned (the first call's launch reports why)."""
+    with _held_lock:
+        if _held:
+            return None
+    go_read, go_write = os.pipe()
+    try:
+        pid, status_fd = _spawn(environ, standby_fd=go_read)
+    except VenomError:
+        os.close(go_write)
+        return None
+    finally:
+        os.close(go_read)
+    with _held_lock:
+        _held.append(_Standby(pid, go_write, status_fd))
+    return pid
+
+
+def dismiss_standby() -> None:
+    """No launch will need the standby (a daemon answered): let it go."""
+    with _held_lock:
+        held = list(_held)
+    for standby in held:
+        _dismiss(standby)
+
+
+def _dismiss(standby: _Standby) -> None:
+    with _held_lock:
+        if standby not in _held:
+            return  # taken by a launch
+        _held.remove(standby)
+    standby.close()
+
+
+def _standby_word(timeout_s: float) -> str | None:
+    """The held standby's word once told to go, or ``None`` when there is none, or it is
+    gone without a word (it exited on its own, or could not be told): launch anew then."""
+    with _held_lock:
+        if not _held:
+            return None
+        standby = _held.pop()
+    try:
+        os.write(standby.go_fd, b"go\n")
+    except OSError:
+        standby.close()
+        return None
+    with contextlib.suppress(OSError):
+        os.close(standby.go_fd)
+    word = _await_word(standby.status_fd, timeout_s)
+    return word or None

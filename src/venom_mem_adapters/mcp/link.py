@@ -93,7 +93,7 @@ def early_token_check(
     the tool calls to report.
     """
     from venom_mem_adapters.client import check_startup_context, connect
-    from venom_mem_core.token_text import OWNER_TOKEN, token_parts
+    from venom_mem_core.token_text import well_formed
 
     token = environ.get("VENOM_MEM_TOKEN", "")
     if not token:
@@ -102,7 +102,7 @@ def early_token_check(
         check_startup_context(environ, token)
     except VenomError as error:
         return error, None
-    if token != OWNER_TOKEN and token_parts(token) is None:
+    if not well_formed(token):
         return (
             VenomError(
                 "denied.token",
