@@ -57,6 +57,16 @@ def launched_mcp(argv: Sequence[str]) -> int | None:
     start-up and its memory count (rich alone is several MiB; docs/adr/0038)."""
     if not argv or argv[0] != "mcp":
         return None
+    if list(argv) == ["mcp"]:  # the relay, as harnesses launch it
+        from venom_mem_adapters.start_gc import pause
+
+        pause()  # until the relay hands the harness's stream over (mcp/relay.py)
+        from venom_mem_adapters.client import start_standby
+
+        # Before anything else is loaded, so that the standby loads the daemon's modules
+        # while this process loads its own and the harness initializes (docs/adr/0038).
+        start_standby(os.environ)
+        return run_json(argv)
     from .argv import HELP_FLAGS
 
     if HELP_FLAGS.intersection(argv):
@@ -65,12 +75,6 @@ def launched_mcp(argv: Sequence[str]) -> int | None:
         from venom_mem_adapters.start_gc import pause
 
         pause()  # until the relay hands the harness's stream over (mcp/relay.py)
-        if argv == ["mcp"]:
-            from venom_mem_adapters.client import start_standby
-
-            # First, so that the standby loads the daemon's modules while this process
-            # loads its own and the harness initializes (docs/adr/0038).
-            start_standby(os.environ)
     return run_json(argv)
 
 
