@@ -129,7 +129,8 @@ def test_the_relay_answers_initialize_and_the_listing_without_the_configs_record
 ) -> None:
     """With no daemon running and no config file, the relay's start (to the listing) loads
     neither attrs (the config's records: a client finds the default store's daemon record
-    without them) nor dataclasses (with inspect): together most of its start (docs/adr/0038)."""
+    without them), dataclasses (with inspect) nor typing: together most of its start
+    (docs/adr/0038)."""
     token = world.add_client("claude-code")
     world.stop_daemon()
     assert not world.config.exists()
@@ -154,7 +155,7 @@ def test_the_relay_answers_initialize_and_the_listing_without_the_configs_record
     loaded = _loaded_modules(proc.stderr.decode())
     assert "venom_mem_adapters.mcp.relay" in loaded
     roots = {name.split(".", 1)[0] for name in loaded}
-    assert not roots & {"attr", "attrs", "dataclasses", "inspect"}, roots
+    assert not roots & {"attr", "attrs", "dataclasses", "inspect", "typing"}, roots
     assert "venom_mem_core.config" not in loaded
     assert world.daemon_pid() is None  # nothing was started
 
