@@ -18,7 +18,12 @@ import sys
 import threading
 from collections.abc import Mapping
 from types import ModuleType
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # typing costs the relay's start milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+    from .mcp.upstream import Wire
 
 __all__ = ["run_stdio"]
 
@@ -97,7 +102,7 @@ def _serve(env: dict[str, str]) -> int:
     from venom_mem_core.manifest import MANIFEST
 
     from .mcp.front import FrontDoor
-    from .mcp.link import DaemonLink, Wire, daemon_connector, early_token_check
+    from .mcp.link import DaemonLink, daemon_connector, early_token_check
     from .mcp.tools import INSTRUCTIONS, SERVER_NAME, audience_for_token, build_catalog
 
     catalog = build_catalog(MANIFEST, audience_for_token(env.get("VENOM_MEM_TOKEN", "")))

@@ -124,6 +124,42 @@ def test_the_relay_loads_no_sdk_pydantic_or_anyio(world: World) -> None:
     assert {"mcp", "pydantic", "anyio"} <= in_process
 
 
+def test_the_relay_answers_initialize_and_the_listing_without_the_configs_records(
+    world: World,
+) -> None:
+    """With no daemon running and no config file, the relay's start (to the listing) loads
+    neither attrs (the config's records: a client finds the default store's daemon record
+    without them), dataclasses (with inspect) nor typing: together most of its start
+    (docs/adr/0038)."""
+    token = world.add_client("claude-code")
+    world.stop_daemon()
+    assert not world.config.exists()
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    ]  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "venom_mem_cli", "mcp"],
+        input=b"".join(json.dumps(m).encode() + b"\n" for m in messages),
+        capture_output=True,
+        env=world.environ(token),
+        cwd=world.root,
+        timeout=30,
+        check=True,
+    )
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [0, 1]
+    assert answers[1]["result"]["tools"]
+    loaded = _loaded_modules(proc.stderr.decode())
+    assert "venom_mem_adapters.mcp.relay" in loaded
+    roots = {name.split(".", 1)[0] for name in loaded}
+    assert not roots & {"attr", "attrs", "dataclasses", "inspect", "typing"}, roots
+    assert "venom_mem_core.config" not in loaded
+    assert world.daemon_pid() is None  # nothing was started
+
+
 def _maps(pid: int) -> str:
     return Path(f"/proc/{pid}/maps").read_text()
 

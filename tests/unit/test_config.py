@@ -11,7 +11,9 @@ from typing import Any
 import attrs
 import pytest
 
+from venom_mem_adapters.client import DaemonLocator, default_store_path
 from venom_mem_adapters.config import _zon as zon
+from venom_mem_adapters.config import config_file_path, config_file_present
 from venom_mem_adapters.config._file import (
     default_config_path,
     load_config,
@@ -719,6 +721,27 @@ def test_default_config_path(tmp_path: Path) -> None:
     assert default_config_path({"XDG_CONFIG_HOME": "rel/dir", "HOME": home}) == expected
     assert default_config_path({"XDG_CONFIG_HOME": "", "HOME": home}) == expected
     assert default_config_path({"VENOM_MEM_CONFIG": "", "HOME": home}) == expected
+    env = {"XDG_CONFIG_HOME": "/c//d/", "HOME": home}
+    assert Path(config_file_path(env)) == default_config_path(env)
+
+
+def test_a_client_with_no_config_file_finds_the_default_stores_place(tmp_path: Path) -> None:
+    """DaemonLocator skips loading the config when there is no file: what it answers then
+    is what the defaults' store section says, and a file's store.path still counts."""
+    env = {
+        "VENOM_MEM_CONFIG": str(tmp_path / "config.zon"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HOME": str(tmp_path / "home"),
+    }
+    store = Config.defaults().store
+    assert not config_file_present(env["VENOM_MEM_CONFIG"])
+    assert DaemonLocator(env).store_path() == default_store_path(env, store.path, store.url)
+    (tmp_path / "link.zon").symlink_to(tmp_path / "nowhere.zon")  # read as no file, too
+    assert not config_file_present(str(tmp_path / "link.zon"))
+    assert load_config(tmp_path / "link.zon") == Config.defaults()
+    write(tmp_path, '.{ .store = .{ .path = "/srv/memory/store.db" } }\n')
+    assert config_file_present(env["VENOM_MEM_CONFIG"])
+    assert DaemonLocator(env).store_path() == "/srv/memory/store.db"
 
 
 @pytest.mark.parametrize(

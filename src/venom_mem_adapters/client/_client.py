@@ -245,8 +245,18 @@ class DaemonLocator:
         return self._config
 
     def store_path(self) -> str:
+        if self._config is None and not self._config_file():
+            # No file is every key at its default (config/_file.py), and the store's name
+            # none: the default location, without loading the config's records (a relay's
+            # initialize with no daemon running asks this; tests/unit/test_config.py).
+            return default_store_path(self.environ)
         store = self.config().store
         return default_store_path(self.environ, store.path, store.url)
+
+    def _config_file(self) -> bool:
+        from ..config import config_file_path, config_file_present
+
+        return config_file_present(config_file_path(self.environ))
 
     def socket(self) -> str:
         """This caller's own socket path (CONTRACT section 1)."""

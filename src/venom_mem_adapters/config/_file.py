@@ -19,6 +19,7 @@ from venom_mem_core.errors import VenomError
 
 from ..private_files import write_private_file
 from . import _zon as zon
+from ._path import config_file_path
 
 __all__ = [
     "default_config_path",
@@ -36,18 +37,9 @@ _STRUCTURED_STARTS = (".{", "[", "{", '"', "\\\\")
 
 def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
     """``$VENOM_MEM_CONFIG``, else ``$XDG_CONFIG_HOME/venom-mem/config.zon`` when that is an
-    absolute path, else ``~/.config/venom-mem/config.zon`` (CONTRACT section 1). A relative
-    override is taken against the working directory, as the caller meant it."""
-    env = os.environ if environ is None else environ
-    override = env.get("VENOM_MEM_CONFIG", "")
-    if override:
-        return Path(os.path.abspath(override))
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "venom-mem" / "config.zon"
-    home = env.get("HOME", "")
-    base = Path(home) if home and os.path.isabs(home) else Path.home()
-    return base / ".config" / "venom-mem" / "config.zon"
+    absolute path, else ``~/.config/venom-mem/config.zon`` (CONTRACT section 1;
+    :func:`._path.config_file_path`)."""
+    return Path(config_file_path(environ))
 
 
 def _read(path: Path) -> str | None:

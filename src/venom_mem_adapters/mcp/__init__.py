@@ -8,6 +8,8 @@
 - :mod:`.link`: the in-process adapter's one held connection to the daemon, lazy,
   serialized, reconnecting only when no byte of a request was accepted (RFC-0020 section
   8, lost replies);
+- :mod:`.upstream`: the protocols the link and the server meet (for the type checker: the
+  relay's modules import ``typing`` only under ``TYPE_CHECKING``);
 - :mod:`.server`: the official SDK's low-level server, for the in-process adapter over
   stdio and for the daemon's sessions.
 

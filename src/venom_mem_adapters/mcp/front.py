@@ -20,7 +20,10 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, BinaryIO
+
+TYPE_CHECKING = False  # typing costs the relay's start milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 __all__ = [
     "HANDSHAKE_PROTOCOL_VERSIONS",

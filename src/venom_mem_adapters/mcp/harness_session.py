@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from venom_mem_core.errors import VenomError
 
-from .link import Upstream
+TYPE_CHECKING = False  # typing costs the relay's start milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .upstream import Upstream
 
 __all__ = ["HARNESS_SESSION_VARS", "NAMED_VERBS", "SessionNaming", "served_session"]
 

@@ -11,8 +11,8 @@
   the connection breaks before the reply, the call fails with ``unavailable.connection`` and
   the next call reconnects.
 
-Standard library only. Not thread-safe: the server runs one call at a time, off its event
-loop.
+Standard library only; the protocols it meets are :mod:`.upstream`'s. Not thread-safe: the
+server runs one call at a time, off its event loop.
 """
 
 from __future__ import annotations
@@ -20,16 +20,19 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
 
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
 
+TYPE_CHECKING = False  # typing costs the relay's start milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .upstream import Wire
+
 __all__ = [
     "CLIENT_NAME",
     "DaemonLink",
-    "Upstream",
-    "Wire",
     "daemon_connector",
     "early_token_check",
     "lost_reply",
@@ -43,29 +46,6 @@ _RETRY_FIX = (
     "call again on purpose: memory.add, and session.start with harness_session, are safe to "
     "repeat; memory.update is protected by revision"
 )
-
-
-class Wire(Protocol):
-    """What the link needs of a connection (:class:`venom_mem_adapters.client.Connection`).
-    ``started``: the connection launched the daemon and has had no reply yet."""
-
-    started: bool
-
-    def send(
-        self, verb: str, params: Mapping[str, Any] | None = None, *, deadline: float | None = None
-    ) -> int: ...
-
-    def receive(self, *, deadline: float | None = None, verb: str = "") -> dict[str, Any]: ...
-
-    def close(self) -> None: ...
-
-
-class Upstream(Protocol):
-    """What the server needs: one blocking call at a time, and a close at the end."""
-
-    def call(self, verb: str, params: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    def close(self) -> None: ...
 
 
 def daemon_connector(environ: Mapping[str, str]) -> Callable[[bool], Wire]:

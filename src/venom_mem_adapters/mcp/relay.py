@@ -44,14 +44,22 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, BinaryIO
 
 from venom_mem_core.errors import VenomError
 
 from ..client import MAX_FRAME, take_line
 from .front import FrontDoor, Handover
 from .link import CLIENT_NAME, lost_reply, starts_daemon
-from .tools import ToolSpec, no_such_tool
+from .tools import no_such_tool
+
+TYPE_CHECKING = False  # typing costs the relay's start milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
+    from .tools import ToolSpec
+
+    Connector = Callable[[bool], Any]  # may_start -> a hello'd client.Connection
+    Bridge = Callable[[], Any]  # -> a new upstream.Upstream of plain venom-mem frames
 
 __all__ = ["Relay", "refusal_text", "run_relay"]
 
@@ -174,10 +182,6 @@ class _Session:
             self.sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self.sock.close()
-
-
-Connector = Callable[[bool], Any]  # may_start -> a hello'd client.Connection
-Bridge = Callable[[], Any]  # -> a new link.Upstream of plain venom-mem frames
 
 
 class Relay:

@@ -32,8 +32,8 @@ from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
 
 from .front import Handover
-from .link import Upstream
 from .tools import INSTRUCTIONS, SERVER_NAME, ToolSpec, build_catalog, no_such_tool
+from .upstream import Upstream
 
 __all__ = [
     "SERVER_NAME",

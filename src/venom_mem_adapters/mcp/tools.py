@@ -29,15 +29,17 @@ unknown principal only reads (RFC-0020 sections 3 and 4).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST, T1_SENTENCE
 from venom_mem_core.manifest_types import Manifest, Verb
 from venom_mem_core.params import check_params, json_schema, params_schema
 from venom_mem_core.token_text import OWNER_TOKEN
+
+TYPE_CHECKING = False  # typing costs the relay's start milliseconds; mypy still sees it
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "AUDIENCES",
@@ -89,16 +91,32 @@ def verb_name(tool: str) -> str:
     return "".join(out)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """One tool: its verb (as exposed), schemas and argument check."""
+    """One tool: its verb (as exposed), schemas and argument check. Made once per catalog
+    and never changed. A plain class: ``dataclasses`` (with ``inspect``) was a tenth of the
+    relay's start (docs/adr/0038)."""
 
-    name: str
-    verb: Verb
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None
-    read_only: bool
+    __slots__ = ("description", "input_schema", "name", "output_schema", "read_only", "verb")
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        verb: Verb,
+        description: str,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+        read_only: bool,
+    ) -> None:
+        self.name = name
+        self.verb = verb
+        self.description = description
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self.read_only = read_only
+
+    def __repr__(self) -> str:
+        return f"ToolSpec(name={self.name!r})"
 
     def to_json(self) -> dict[str, Any]:
         """The tool as ``tools/list`` carries it."""

@@ -12,7 +12,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from venom_mem_adapters.mcp.link import DaemonLink, Wire
+from venom_mem_adapters.mcp.link import DaemonLink
+from venom_mem_adapters.mcp.upstream import Wire
 from venom_mem_core.token_text import OWNER_TOKEN
 
 __all__ = ["CLIENT_NAME", "DaemonPool", "ui_token"]
