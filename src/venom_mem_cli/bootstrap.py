@@ -114,12 +114,19 @@ def wait_as_standby(go_fd: int) -> bool:
             if not chunk:
                 return False
             word += chunk
-        return word == b"go\n"
     except OSError:
         return False
     finally:
         with contextlib.suppress(OSError):
             os.close(go_fd)
+    if word != b"go\n":
+        return False
+    # Told to go before the launcher read the config: starts made explicit since this
+    # standby read it leave it unsaid, and the launcher then refuses the start itself.
+    with contextlib.suppress(VenomError):
+        if load_launch_config(default_config_path(os.environ)).daemon.startup == "explicit":
+            return False
+    return True
 
 
 def run_serve(

@@ -16,7 +16,14 @@ from pathlib import Path
 
 from tests.support.daemon_env import VENOM_MEM, World, pid_alive, wait_gone, wait_until
 from tests.support.mcp_lines import INITIALIZE, McpProcess
-from tests.support.processes import STANDBY_FLAG, argv, children, environ, waiting_standby
+from tests.support.processes import (
+    STANDBY_FLAG,
+    argv,
+    children,
+    environ,
+    settled,
+    waiting_standby,
+)
 
 
 @contextmanager
@@ -192,3 +199,19 @@ def test_owner_below_a_manager_or_a_malformed_token_gets_no_standby(world: World
             # The relay spawns its standby before it reads initialize: none was.
             assert world_standbys(world) == []
     assert world.run("ping", "--json").code == 6
+
+
+def test_starts_made_explicit_while_a_standby_waits_start_nothing(world: World) -> None:
+    token = world.add_client("codex")
+    world.stop_daemon()
+    with relay(world, token) as harness:
+        harness.start()
+        standby = spawned_standby(harness.proc.pid)
+        assert settled(standby, 20)  # it read the config that let it stay, and waits
+        world.write_config('.{ .daemon = .{ .startup = "explicit" } }')
+        failed, found = harness.call("whoami", {})
+        assert failed
+        assert found["error"]["code"] == "unavailable.not_running"
+        assert wait_gone(standby, 10), "a standby told to go served an explicit store"
+        assert world.run("ping", "--json").code == 6
+        assert not world.socket.exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
 
 STANDBY_FLAG = "--standby-fd"
@@ -53,3 +54,27 @@ def bound_unix_paths(pid: int) -> set[str]:
 def waiting_standby(pid: int) -> bool:
     """A standby that no call has told to go yet: launched as a daemon, serving nothing."""
     return STANDBY_FLAG in argv(pid) and not bound_unix_paths(pid)
+
+
+def _state_and_cpu(pid: int) -> tuple[str, int]:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return fields[0], int(fields[11]) + int(fields[12])
+
+
+def settled(pid: int, timeout_s: float) -> bool:
+    """Whether ``pid`` comes to sleep without spending CPU for 0.2 s within ``timeout_s``
+    (a standby that has loaded the daemon's modules and waits for its word)."""
+    deadline = time.monotonic() + timeout_s
+    still = 0
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            state, cpu = _state_and_cpu(pid)
+        except OSError:
+            return False
+        still = still + 1 if state == "S" and cpu == last else 0
+        if still >= 4:
+            return True
+        last = cpu
+        time.sleep(0.05)
+    return False

@@ -471,10 +471,15 @@ def _find(
 
 
 def _start_and_connect(locator: DaemonLocator, path: str) -> tuple[str, tuple[socket.socket, int]]:
-    from ._launcher import launch
+    from ._launcher import launch, standby_go
 
+    # A standby goes before this process reads the config: it reads it itself, and leaves
+    # without a word when the config makes starts explicit (_launcher).
+    going = standby_go()
     startup, timeout_s = startup_settings(locator.config())
     if startup == "explicit":
+        if going is not None:
+            going.abandon()
         raise VenomError(
             "unavailable.not_running",
             f"no daemon is running at {path}, and daemon.startup is explicit",
@@ -483,7 +488,8 @@ def _start_and_connect(locator: DaemonLocator, path: str) -> tuple[str, tuple[so
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            word = launch(locator.environ, max(deadline - time.monotonic(), 0.05))
+            word = launch(locator.environ, max(deadline - time.monotonic(), 0.05), going)
+            going = None  # a standby serves the first launch only
         except VenomError as error:
             if error.code != "conflict.store_locked":
                 raise

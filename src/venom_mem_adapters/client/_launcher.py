@@ -33,10 +33,12 @@ from venom_mem_core.errors import VenomError
 
 __all__ = [
     "FORWARDED_ENV",
+    "Going",
     "daemon_environment",
     "dismiss_standby",
     "hold_standby",
     "launch",
+    "standby_go",
 ]
 
 # What a daemon inherits. Anything else, API keys and tokens included, stays with the caller.
@@ -146,12 +148,13 @@ def _await_word(read_fd: int, timeout_s: float) -> str:
     return buffer.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
 
 
-def launch(environ: Mapping[str, str], timeout_s: float) -> str:
-    """Launch one candidate (the standby, if one waits) and wait for its word: ``ready``
-    or ``lost`` (another daemon won). A candidate that fails says why, and that error is
+def launch(environ: Mapping[str, str], timeout_s: float, going: Going | None = None) -> str:
+    """Launch one candidate and wait for its word: ``ready`` or ``lost`` (another daemon
+    won). ``going``: a standby already told to go (:func:`standby_go`), whose word counts
+    instead, unless it left without one. A candidate that fails says why, and that error is
     raised here."""
-    word = _standby_word(timeout_s)
-    if word is None:
+    word = going.word(timeout_s) if going is not None else ""
+    if not word:
         _pid, read_fd = _spawn(environ)
         word = _await_word(read_fd, timeout_s)
     if word in ("ready", "lost"):
@@ -166,6 +169,24 @@ def launch(environ: Mapping[str, str], timeout_s: float) -> str:
         "the daemon exited before it was ready",
         {"fix": "venom-mem serve  # run it in the foreground to see why"},
     )
+
+
+class Going:
+    """A standby told to go: its status pipe, read once."""
+
+    def __init__(self, status_fd: int) -> None:
+        self._status_fd: int | None = status_fd
+
+    def word(self, timeout_s: float) -> str:
+        """Its first line (``""``: it left without one, and a launch is made anew)."""
+        fd, self._status_fd = self._status_fd, None
+        return "" if fd is None else _await_word(fd, timeout_s)
+
+    def abandon(self) -> None:
+        """Not waited for: it leaves by itself (the config made starts explicit)."""
+        fd, self._status_fd = self._status_fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 class _Standby:
@@ -223,9 +244,9 @@ def _dismiss(standby: _Standby) -> None:
     standby.close()
 
 
-def _standby_word(timeout_s: float) -> str | None:
-    """The held standby's word once told to go, or ``None`` when there is none, or it is
-    gone without a word (it exited on its own, or could not be told): launch anew then."""
+def standby_go() -> Going | None:
+    """Tell the held standby to go; ``None`` when there is none or it can't be told (it
+    left on its own: the launch is made anew)."""
     with _held_lock:
         if not _held:
             return None
@@ -237,5 +258,4 @@ def _standby_word(timeout_s: float) -> str | None:
         return None
     with contextlib.suppress(OSError):
         os.close(standby.go_fd)
-    word = _await_word(standby.status_fd, timeout_s)
-    return word or None
+    return Going(standby.status_fd)
