@@ -12,9 +12,11 @@ stay the manifest's.
 
 Every verb with a ``use_case`` gets a command, in :data:`COMMANDS`, with nothing written
 here. The classes below are the ones the use cases read, named for mypy: each lists its
-fields' Python types only, and :func:`derived` checks them against the manifest's when this
-module is imported (a mismatch, a missing or an extra field is a ``TypeError`` naming the
-verb), then makes the class from the manifest.
+fields' Python types only, checked against the manifest's when this module is imported (a
+mismatch, a missing or an extra field is a ``TypeError`` naming the verb). The attrs class
+itself is made from the manifest when a command is first used (:data:`COMMANDS`, or the
+class's name on this module): making all 34 at import was about a tenth of a daemon's start
+(docs/adr/0038), and a daemon uses a few. tests/unit/test_commands.py makes every one.
 
 The daemon's own verbs (ping, events, config.*, ...) have no command: they read their
 checked params where the daemon keeps its state.
@@ -26,7 +28,8 @@ checked params where the daemon keeps its state.
 import inspect
 import keyword
 import re
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NewType, TypeVar
 
 import attrs
@@ -190,9 +193,6 @@ def _make(
     return made
 
 
-_DECLARED: dict[str, type[Command]] = {}
-
-
 def _core_verb(name: str) -> Verb:
     verb = MANIFEST.verb(name)
     if verb is None or verb.use_case is None:
@@ -200,25 +200,47 @@ def _core_verb(name: str) -> Verb:
     return verb
 
 
+def _checked(verb_name: str, declared: type[Command]) -> Verb:
+    """Core verb ``verb_name``, once the Python types ``declared`` states for mypy are the
+    ones its params give (names and types: the manifest's order and defaults are taken,
+    not restated)."""
+    verb = _core_verb(verb_name)
+    wanted = {field_name(p.name): field_type(verb, p) for p in _params(verb)}
+    stated = _annotations(declared)
+    if stated != wanted:
+        raise TypeError(
+            f"{declared.__name__} ({verb_name}) declares fields unlike the manifest's "
+            f"params: {'; '.join(_differences(stated, wanted))}"
+        )
+    return verb
+
+
 def derived(verb_name: str) -> Callable[[type[C]], type[C]]:
     """Make core verb ``verb_name``'s command from the manifest, checking the Python types
-    the decorated class declares for mypy (names and types: the manifest's order and
-    defaults are taken, not restated)."""
+    the decorated class declares for mypy (:func:`_checked`)."""
 
     def make(declared: type[C]) -> type[C]:
-        verb = _core_verb(verb_name)
-        wanted = {field_name(p.name): field_type(verb, p) for p in _params(verb)}
-        stated = _annotations(declared)
-        if stated != wanted:
-            raise TypeError(
-                f"{declared.__name__} ({verb_name}) declares fields unlike the manifest's "
-                f"params: {'; '.join(_differences(stated, wanted))}"
-            )
-        made = _make(verb, declared.__name__, declared.__doc__, declared.__bases__)
-        _DECLARED[verb_name] = made
-        return made  # type: ignore[return-value]  # the declared class, made from the manifest
+        verb = _checked(verb_name, declared)
+        return _make(  # type: ignore[return-value]  # the declared class, made from the manifest
+            verb, declared.__name__, declared.__doc__, declared.__bases__
+        )
 
     return make
+
+
+# The classes below as declared, by verb: checked at import, made on first use.
+_DECLARED: dict[str, type[Command]] = {}
+
+
+def _declared(verb_name: str) -> Callable[[type[C]], type[C]]:
+    """:func:`derived`, but only the check now: the class is made when first used."""
+
+    def declare(declared: type[C]) -> type[C]:
+        _checked(verb_name, declared)
+        _DECLARED[verb_name] = declared
+        return declared
+
+    return declare
 
 
 def _annotations(declared: type[Command]) -> dict[str, Any]:
@@ -249,7 +271,7 @@ def _class_name(verb: str) -> str:
 # -- memories -----------------------------------------------------------------------------
 
 
-@derived("memory.add")
+@_declared("memory.add")
 class AddMemory(Command):
     space: str
     content: str
@@ -263,14 +285,14 @@ class AddMemory(Command):
     origin: Origin | None
 
 
-@derived("memory.get")
+@_declared("memory.get")
 class GetMemory(Command):
     id: MemoryId
     revision: int | None
     include_deleted: bool
 
 
-@derived("memory.update")
+@_declared("memory.update")
 class UpdateMemory(Command):
     id: MemoryId
     revision: int
@@ -282,56 +304,56 @@ class UpdateMemory(Command):
     branches: Strings | None
 
 
-@derived("memory.delete")
+@_declared("memory.delete")
 class DeleteMemory(Command):
     id: MemoryId
     revision: int
 
 
-@derived("memory.restore")
+@_declared("memory.restore")
 class RestoreMemory(Command):
     id: MemoryId
 
 
-@derived("memory.history")
+@_declared("memory.history")
 class MemoryHistory(Command):
     id: MemoryId
 
 
-@derived("memory.replace")
+@_declared("memory.replace")
 class ReplaceMemory(Command):
     space: str
     old_text: str
     content: str
 
 
-@derived("memory.forget")
+@_declared("memory.forget")
 class ForgetMemory(Command):
     space: str
     old_text: str
 
 
-@derived("memory.link")
+@_declared("memory.link")
 class LinkMemories(Command):
     from_: MemoryId
     to: MemoryId
     relation: str
 
 
-@derived("memory.unlink")
+@_declared("memory.unlink")
 class UnlinkMemories(Command):
     from_: MemoryId
     to: MemoryId
     relation: str
 
 
-@derived("memory.related")
+@_declared("memory.related")
 class RelatedMemories(Command):
     id: MemoryId
     include_unlinked: bool
 
 
-@derived("memory.purge")
+@_declared("memory.purge")
 class PurgeMemory(Command):
     id: MemoryId
 
@@ -352,7 +374,7 @@ class Filters(Command):
     include_superseded: bool | None  # false, said by the use case
 
 
-@derived("memory.search")
+@_declared("memory.search")
 class SearchMemories(Filters):
     query: str
     mode: str
@@ -361,14 +383,14 @@ class SearchMemories(Filters):
     limit: int
 
 
-@derived("memory.list")
+@_declared("memory.list")
 class ListMemories(Filters):
     include_deleted: bool
     after: MemoryId | None
     limit: int
 
 
-@derived("memory.context")
+@_declared("memory.context")
 class MemoryContext(Command):
     spaces: tuple[str, ...]
     branch: str | None
@@ -380,28 +402,28 @@ class MemoryContext(Command):
 # -- spaces and the store -----------------------------------------------------------------
 
 
-@derived("space.list")
+@_declared("space.list")
 class ListSpaces(Command):
     """No params."""
 
 
-@derived("space.describe")
+@_declared("space.describe")
 class DescribeSpace(Command):
     space: str
     description: str
 
 
-@derived("space.deactivate")
+@_declared("space.deactivate")
 class DeactivateSpace(Command):
     space: str
 
 
-@derived("space.activate")
+@_declared("space.activate")
 class ActivateSpace(Command):
     space: str
 
 
-@derived("store.status")
+@_declared("store.status")
 class StoreStatus(Command):
     """No params."""
 
@@ -409,7 +431,7 @@ class StoreStatus(Command):
 # -- sessions -----------------------------------------------------------------------------
 
 
-@derived("session.start")
+@_declared("session.start")
 class StartSession(Command):
     harness: str
     harness_session: str | None
@@ -418,17 +440,17 @@ class StartSession(Command):
     cwd: str | None
 
 
-@derived("session.end")
+@_declared("session.end")
 class EndSession(Command):
     session: SessionId
 
 
-@derived("session.get")
+@_declared("session.get")
 class GetSession(Command):
     session: SessionId
 
 
-@derived("session.list")
+@_declared("session.list")
 class ListSessions(Command):
     harness: str | None
     harness_session: str | None
@@ -437,12 +459,12 @@ class ListSessions(Command):
     limit: int
 
 
-@derived("session.chain")
+@_declared("session.chain")
 class SessionChain(Command):
     session: SessionId
 
 
-@derived("session.purge")
+@_declared("session.purge")
 class PurgeSession(Command):
     session: SessionId
 
@@ -450,47 +472,101 @@ class PurgeSession(Command):
 # -- principals ---------------------------------------------------------------------------
 
 
-@derived("client.add")
+@_declared("client.add")
 class AddClient(Command):
     name: str
     grants: tuple[Grant, ...]
     ttl: int | None
 
 
-@derived("client.list")
+@_declared("client.list")
 class ListClients(Command):
     """No params."""
 
 
-@derived("client.remove")
+@_declared("client.remove")
 class RemoveClient(Command):
     name: str
 
 
-@derived("whoami")
+@_declared("whoami")
 class Whoami(Command):
     """No params."""
 
 
-@derived("grant.issue")
+@_declared("grant.issue")
 class IssueGrant(Command):
     grants: tuple[Grant, ...]
     ttl: int
     label: str | None
 
 
-@derived("grant.list")
+@_declared("grant.list")
 class ListGrants(Command):
     """No params."""
 
 
-@derived("grant.revoke")
+@_declared("grant.revoke")
 class RevokeGrant(Command):
     principal: PrincipalId
 
 
-COMMANDS: Mapping[str, type[Command]] = {
-    verb.name: _DECLARED.get(verb.name) or _make(verb, _class_name(verb.name), None)
-    for verb in MANIFEST.verbs
-    if verb.use_case is not None
-}
+class _Commands(Mapping[str, type[Command]]):
+    """Each core verb's command by verb name, in the manifest's order, each made on first
+    lookup (once: a lock keeps two threads from making two classes for one verb)."""
+
+    def __init__(self) -> None:
+        self._verbs = {verb.name: verb for verb in MANIFEST.verbs if verb.use_case is not None}
+        self._made: dict[str, type[Command]] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> type[Command]:
+        made = self._made.get(name)
+        if made is None:
+            made = self._make(name)
+        return made
+
+    def _make(self, name: str) -> type[Command]:
+        verb = self._verbs[name]  # a KeyError, as a dict's, for no core verb
+        with self._lock:
+            made = self._made.get(name)
+            if made is None:
+                declared = _DECLARED.get(name)
+                if declared is None:
+                    made = _make(verb, _class_name(name), None)
+                else:
+                    made = _make(verb, declared.__name__, declared.__doc__, declared.__bases__)
+                    globals()[declared.__name__] = made  # the module's name, from now on
+                self._made[name] = made
+        return made
+
+    def __contains__(self, name: object) -> bool:  # without making the command
+        return name in self._verbs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._verbs)
+
+    def __len__(self) -> int:
+        return len(self._verbs)
+
+
+COMMANDS: Mapping[str, type[Command]] = _Commands()
+
+# A declared class's name on this module is its command, made on first lookup: the names
+# go from the module here, and the module's ``__getattr__`` makes each when it is asked for.
+# mypy reads the declared classes, which stand for the made ones, and no ``__getattr__``
+# (which would make every name of the module look defined to it).
+_BY_CLASS = {declared.__name__: verb for verb, declared in _DECLARED.items()}
+if not TYPE_CHECKING:
+    for _name in _BY_CLASS:
+        del globals()[_name]
+    del _name
+
+    def __getattr__(name: str) -> type[Command]:
+        verb = _BY_CLASS.get(name)
+        if verb is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return COMMANDS[verb]
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_BY_CLASS})

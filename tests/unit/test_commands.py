@@ -1,5 +1,6 @@
 """Typed commands at the boundary: each core verb's command is made from its manifest params
-(a class that declares other types is refused at import), and the one converter turns its
+(a class that declares other types is refused at import; each is made on first use, and
+every one here), and the one converter turns its
 structure errors into ``invalid_params.*`` with the param."""
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ from venom_mem_core.records import Grant
 CORE = {verb.name: verb for verb in MANIFEST.verbs if verb.use_case is not None}
 
 
+def _run(probe: str) -> str:
+    """What Python code ``probe`` prints, run in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+
+
 def _fields(cls: type[Command]) -> tuple[attrs.Attribute[Any], ...]:
     found: tuple[attrs.Attribute[Any], ...] = attrs.fields(cast("type[AttrsInstance]", cls))
     return found
@@ -48,6 +56,23 @@ def test_every_verb_with_a_use_case_has_a_command_made_from_its_params() -> None
         for field, param in zip(_fields(cls), params, strict=True):
             assert field.kw_only, field.name
             assert field.default == (attrs.NOTHING if param.required else param.default)
+
+
+def test_a_command_is_made_on_first_use_as_the_one_class_of_its_verb() -> None:
+    """Importing the module makes no command (docs/adr/0038): each is made when first looked
+    up, through COMMANDS or its name on the module, and is the same class both ways."""
+    probe = (
+        "import attrs, venom_mem_core.commands as c\n"
+        "made = [n for n in ('AddMemory', 'SearchMemories') if n in vars(c)]\n"
+        "search = c.SearchMemories\n"
+        "print(made, attrs.has(search), search is c.COMMANDS['memory.search'],\n"
+        "      issubclass(search, c.Filters), 'AddMemory' in vars(c), 'SearchMemories' in vars(c))"
+    )
+    assert _run(probe).split() == ["[]", "True", "True", "True", "False", "True"]
+    assert "memory.add" in COMMANDS  # without making it, as a dict's membership
+    assert COMMANDS["memory.add"] is AddMemory
+    with pytest.raises(KeyError):
+        COMMANDS["ping"]  # a daemon's own verb has no command
 
 
 def test_defaults_come_from_the_manifest() -> None:
@@ -175,10 +200,7 @@ def test_only_the_boundary_imports_cattrs() -> None:
         "command('whoami', {})\n"
         "print(before, 'cattrs' in sys.modules)"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert json.loads(result.stdout.strip().lower().replace(" ", ",").join("[]")) == [
+    assert json.loads(_run(probe).strip().lower().replace(" ", ",").join("[]")) == [
         False,
         True,
     ]

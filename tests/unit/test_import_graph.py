@@ -282,3 +282,47 @@ def test_a_daemon_loads_only_its_own_backends_driver(url: str, loaded: str) -> N
         [sys.executable, "-c", _DAEMON_OF, url], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == loaded
+
+
+_DAEMON_BUILT = """
+import sys
+from pathlib import Path
+from venom_mem_adapters.daemon.context import DaemonPaths
+from venom_mem_adapters.sqlite import SqliteStore
+from venom_mem_cli.bootstrap import build_daemon
+from venom_mem_core import commands
+from venom_mem_core.config import Config
+
+root = Path(sys.argv[1])
+store = SqliteStore.open(root / "store.db")
+paths = DaemonPaths(socket=root / "d.sock", store=root / "store.db", config=root / "c.zon")
+daemon = build_daemon(store, Config(), paths, on_demand=True)
+later = ("venom_mem_adapters.daemon.mcp_session", "venom_mem_adapters.copy", "tempfile")
+ops = "venom_mem_adapters.daemon.ops."
+print(sorted(m for m in sys.modules if m.startswith(ops) or m in later))
+print([name for name in vars(commands) if name in ("AddMemory", "SearchMemories", "Whoami")])
+daemon.close()
+store.close()
+"""
+
+
+def test_a_daemons_start_loads_only_what_serving_needs(tmp_path: Path) -> None:
+    """The ops (but the audit log and the session reporters), the MCP sessions, store.copy
+    and the commands load when a caller first needs them, not while the daemon starts
+    (docs/adr/0038)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "data").mkdir(mode=0o700)
+    result = subprocess.run(
+        [sys.executable, "-c", _DAEMON_BUILT, str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    loaded, made = result.stdout.splitlines()
+    assert loaded == str(
+        ["venom_mem_adapters.daemon.ops.audit", "venom_mem_adapters.daemon.ops.reporters"]
+    )
+    assert made == "[]"

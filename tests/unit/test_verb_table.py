@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from venom_mem_adapters.daemon.ops import handlers
+from venom_mem_adapters.daemon.ops import _OnFirstCall, handlers
 from venom_mem_cli.local import check_local
 from venom_mem_core.errors import VenomError
 from venom_mem_core.manifest import MANIFEST
@@ -64,6 +64,20 @@ def test_every_host_finds_every_function_the_manifest_names() -> None:
     assert set(ops) == {v.name for v in MANIFEST.verbs if v.op}
     assert core["memory.search"].embeds is not None
     check_local(MANIFEST)  # no error: every local verb and switch has its function
+
+
+def test_a_daemon_looks_each_op_up_when_its_verb_is_first_called() -> None:
+    """A daemon's start loads no op's module (docs/adr/0038): its table knows the verbs from
+    the manifest and finds each function on first use, refusing a missing one as
+    :func:`handlers` does; the test above holds that every one is there."""
+    table = _OnFirstCall(_with(Verb("probe.x", "A verb whose op is missing", op="stop.no_op")))
+    assert "probe.x" in table
+    assert set(table) == {*handlers(), "probe.x"}
+    with pytest.raises(VenomError) as raised:
+        table["probe.x"]
+    assert raised.value.code == "failed.internal"
+    assert raised.value.message.startswith("verb probe.x: its op")
+    assert {name: table[name] for name in handlers()} == handlers()
 
 
 @pytest.mark.parametrize(

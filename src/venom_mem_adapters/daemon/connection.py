@@ -29,7 +29,6 @@ from venom_mem_core.records import Principal
 from venom_mem_core.usecases import principals
 
 from ..client import MAX_FRAME, decode_frame, encode_frame
-from . import mcp_session
 from .flow import ByteBudget, FrameReader, FrameTooLong
 
 if TYPE_CHECKING:
@@ -82,6 +81,16 @@ def _peer_uid(stream: anyio.abc.SocketStream) -> int | None:
 
 def error_reply(request_id: Any, error: VenomError) -> dict[str, Any]:
     return {"id": request_id, "error": error.to_json()}
+
+
+def _asks_for_mcp(params: Any) -> bool:
+    """:func:`.mcp_session.asked_for`, loading that module (the MCP catalog's, about 5 ms)
+    only for a hello that names a protocol."""
+    if not isinstance(params, Mapping) or "protocol" not in params:
+        return False
+    from . import mcp_session
+
+    return mcp_session.asked_for(params)
 
 
 def _valid_id(value: Any) -> bool:
@@ -258,6 +267,8 @@ class Connection:
             if hello:
                 await self._request(frame)  # later requests need its principal
                 if self.speaks_mcp:
+                    from . import mcp_session  # loaded by the hello that asked for it
+
                     await mcp_session.serve(self, reader)
                     return False
             else:
@@ -309,7 +320,7 @@ class Connection:
             if not isinstance(verb, str) or set(frame) - {"id", "verb", "params"}:
                 raise VenomError.param("frame", "frame", _FRAME_SHAPE)
             if verb == "hello":
-                mcp = mcp_session.asked_for(frame.get("params"))
+                mcp = _asks_for_mcp(frame.get("params"))
                 self.principal, ok = await self.daemon.hello(frame.get("params"), self.peer_uid)
                 if mcp:
                     ok["protocol"] = "mcp"

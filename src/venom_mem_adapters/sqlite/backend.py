@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from venom_mem_core.errors import VenomError
 
-from . import doctor
 from .errors import is_disk_full
 from .store import SqliteStore
 
@@ -17,6 +16,7 @@ if TYPE_CHECKING:
     from venom_mem_core.ports import Store
 
     from ..health import Inputs
+    from .doctor import SqliteExam
 
 __all__ = ["SqliteBackend"]
 
@@ -35,7 +35,9 @@ class SqliteBackend:
 
     def examine(
         self, inputs: Inputs, store: Store | None, *, vectors: bool
-    ) -> AbstractContextManager[doctor.SqliteExam]:
+    ) -> AbstractContextManager[SqliteExam]:
+        from . import doctor  # only doctor's call: a daemon's start doesn't load it
+
         return doctor.examine(inputs, vectors=vectors)  # doctor's own read-only connection
 
     def is_disk_full(self, error: VenomError) -> bool:

@@ -26,12 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..clock import parse_ts
-from ..commands import MemoryContext
 from ..grants import Resource, check, readable_memories
 from ..manifest import T1_SENTENCE
 from ..ports import MemoryFilter, ReadTx
@@ -40,6 +39,9 @@ from ..shapes import memory_id
 from .app import App
 from .link_rows import superseded_by
 from .space_states import refuse_inactive
+
+if TYPE_CHECKING:
+    from ..commands import MemoryContext
 
 __all__ = ["memory_context"]
 

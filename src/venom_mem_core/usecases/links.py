@@ -9,9 +9,8 @@ deleted, back on restore) and goes with a purge. An unlink keeps the row, stampe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..commands import LinkMemories, RelatedMemories, UnlinkMemories
 from ..errors import VenomError
 from ..grants import readable_memories
 from ..ports import ReadTx
@@ -20,6 +19,9 @@ from ..shapes import memory_id, provenance_json
 from .app import App
 from .link_rows import add_link, visible
 from .memories import load_checked
+
+if TYPE_CHECKING:
+    from ..commands import LinkMemories, RelatedMemories, UnlinkMemories
 
 __all__ = ["link_memories", "related_memories", "unlink_memories"]
 

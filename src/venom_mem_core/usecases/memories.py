@@ -11,21 +11,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .. import validation as v
 from ..clock import format_ts, parse_ts
-from ..commands import (
-    AddMemory,
-    DeleteMemory,
-    GetMemory,
-    MemoryHistory,
-    PurgeMemory,
-    RestoreMemory,
-    UpdateMemory,
-)
 from ..errors import VenomError
 from ..grants import Resource, check
 from ..ports import ERASE_PENDING, ReadTx, StoredVectors, WriteTx
@@ -36,6 +27,17 @@ from .link_rows import SUPERSEDES, add_link, link_history, superseded_by
 from .sessions import check_session_readable
 from .similar import similar_after_commit, similar_field
 from .space_states import activate_on_write
+
+if TYPE_CHECKING:
+    from ..commands import (
+        AddMemory,
+        DeleteMemory,
+        GetMemory,
+        MemoryHistory,
+        PurgeMemory,
+        RestoreMemory,
+        UpdateMemory,
+    )
 
 __all__ = [
     "add_memory",

@@ -14,18 +14,9 @@ import hmac
 import secrets
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import format_ts, parse_ts
-from ..commands import (
-    AddClient,
-    IssueGrant,
-    ListClients,
-    ListGrants,
-    RemoveClient,
-    RevokeGrant,
-    Whoami,
-)
 from ..errors import VenomError
 from ..grants import Resource, check, check_held, check_scopes
 from ..ports import WriteTx
@@ -34,6 +25,17 @@ from ..registry import IssuedToken
 from ..shapes import client_json, grant_json
 from ..token_text import OWNER_TOKEN, token_parts
 from .app import App
+
+if TYPE_CHECKING:
+    from ..commands import (
+        AddClient,
+        IssueGrant,
+        ListClients,
+        ListGrants,
+        RemoveClient,
+        RevokeGrant,
+        Whoami,
+    )
 
 __all__ = [
     "OWNER",

@@ -10,9 +10,8 @@ or late embedding is the fallback of section 5.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..commands import Filters, ListMemories, SearchMemories
 from ..errors import VenomError
 from ..fusion import FUSIONS, fuse_lists
 from ..grants import Access, Resource, check, readable_memories
@@ -35,6 +34,9 @@ from .app import App
 from .link_rows import superseded_by
 from .sessions import check_session_readable, lineage
 from .space_states import inactive_left_out
+
+if TYPE_CHECKING:
+    from ..commands import Filters, ListMemories, SearchMemories
 
 __all__ = ["embed_text", "list_memories", "query_text", "search_memories"]
 

@@ -6,24 +6,26 @@ limit, at a purged parent or at an unreadable one, and the three look the same.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..commands import (
-    EndSession,
-    GetSession,
-    ListSessions,
-    PurgeSession,
-    SessionChain,
-    StartSession,
-)
 from ..errors import VenomError
 from ..grants import Access, Resource, check, holds, readable_sessions
 from ..ports import ReadTx, SessionFilter
 from ..records import Principal, Session
 from ..shapes import session_id, session_json
 from .app import App
+
+if TYPE_CHECKING:
+    from ..commands import (
+        EndSession,
+        GetSession,
+        ListSessions,
+        PurgeSession,
+        SessionChain,
+        StartSession,
+    )
 
 __all__ = [
     "CHAIN_LIMIT",

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..commands import ActivateSpace, DeactivateSpace, DescribeSpace, ListSpaces, StoreStatus
 from ..grants import Access, Resource, check
 from ..ports import SpaceSummary
 from ..records import InactiveSpace, Principal, SpaceDescription
 from .app import App
 from .space_states import activate_on_write
+
+if TYPE_CHECKING:
+    from ..commands import ActivateSpace, DeactivateSpace, DescribeSpace, ListSpaces, StoreStatus
 
 __all__ = [
     "activate_space",

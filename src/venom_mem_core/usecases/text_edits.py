@@ -9,10 +9,10 @@ match and the write. A refusal changes nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import commands
 from .. import validation as v
-from ..commands import ForgetMemory, ReplaceMemory, UpdateMemory
 from ..grants import Resource, check, readable_memories
 from ..ports import MemoryFilter, ReadTx
 from ..records import Memory, Principal
@@ -20,6 +20,9 @@ from ..shapes import memory_id
 from ..text_match import TextMatch, match_text
 from .app import App
 from .memories import _emit, delete_in, load_checked, update_in
+
+if TYPE_CHECKING:
+    from ..commands import ForgetMemory, ReplaceMemory
 
 __all__ = ["forget_memory", "replace_memory"]
 
@@ -48,7 +51,7 @@ def replace_memory(app: App, who: Principal, cmd: ReplaceMemory) -> dict[str, An
     v.check_content_size(cmd.content, app.settings.max_content_bytes)
     with app.store.write() as tx:
         found, memory = _match(tx, who, cmd.space, cmd.old_text)
-        update = UpdateMemory(id=memory.id, revision=memory.revision, content=cmd.content)
+        update = commands.UpdateMemory(id=memory.id, revision=memory.revision, content=cmd.content)
         result, updated = update_in(app, tx, who, memory, update)
     if updated is not None:
         _emit(app, "memory.updated", updated)

@@ -1,7 +1,9 @@
 """Operations verbs served by the daemon itself, one module each: ``ping`` and ``stop``
 (:mod:`.stop`), ``doctor``, ``config.*`` (:mod:`.config_verbs`), ``events``, ``skill`` and
 ``skill.install``, ``audit``: the manifest verbs whose ``op`` names a function here
-(``"doctor.doctor_verb"``), looked up by :func:`handlers` when a daemon is built.
+(``"doctor.doctor_verb"``). :func:`handlers` looks every one up (tests/unit/test_verb_table.py
+holds that each is there); a daemon looks each up when the verb is first called, so that its
+start loads none of their modules but the audit log's (docs/adr/0038).
 
 :class:`Ops` is their state, one per daemon: the lock that keeps config changes one at a
 time, the audit log and the cache of session reporters. :meth:`Ops.start` starts what runs
@@ -12,7 +14,7 @@ subscriptions to the event log); the function that builds a daemon calls it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import anyio
@@ -25,7 +27,7 @@ from venom_mem_core.ports import Store
 from ..context import DaemonHandler
 from ..event_log import EventLog
 from . import audit
-from .events import Reporters
+from .reporters import Reporters
 
 __all__ = ["Ops", "handlers"]
 
@@ -37,11 +39,38 @@ def handlers(manifest: Manifest = MANIFEST) -> Mapping[str, DaemonHandler]:
     return {v.name: find(v, __name__, v.op, "op") for v in manifest.verbs if v.op is not None}
 
 
+class _OnFirstCall(Mapping[str, DaemonHandler]):
+    """The handler of every verb whose ``op`` names one in this package, by verb name, each
+    looked up when first asked for (``failed.internal`` naming the verb when it is missing,
+    as :func:`handlers` says it)."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self._verbs = {v.name: v for v in manifest.verbs if v.op is not None}
+        self._found: dict[str, DaemonHandler] = {}
+
+    def __getitem__(self, name: str) -> DaemonHandler:
+        found = self._found.get(name)
+        if found is None:
+            verb = self._verbs[name]  # a KeyError, as a dict's, for a verb with no op
+            assert verb.op is not None
+            found = self._found[name] = find(verb, __name__, verb.op, "op")
+        return found
+
+    def __contains__(self, name: object) -> bool:  # without looking the op up
+        return name in self._verbs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._verbs)
+
+    def __len__(self) -> int:
+        return len(self._verbs)
+
+
 class Ops:
     """The operations verbs' state for one daemon, and their handlers by verb name."""
 
     def __init__(self, *, store_path: Path, store: Store, events: EventLog) -> None:
-        self.handlers = handlers()  # every op looked up: one missing stops the start
+        self.handlers: Mapping[str, DaemonHandler] = _OnFirstCall(MANIFEST)
         self.config_lock = anyio.Lock()  # each config change reads, changes and writes the file
         self.audit = audit.AuditLog(audit.audit_path(store_path), events)
         self.reporters = Reporters(store, events)

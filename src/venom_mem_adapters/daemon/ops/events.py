@@ -33,7 +33,6 @@ import attrs
 from venom_mem_core.commands import ListSessions, ListSpaces, SessionId
 from venom_mem_core.errors import VenomError
 from venom_mem_core.grants import Resource, holds
-from venom_mem_core.ports import Store
 from venom_mem_core.records import Principal
 from venom_mem_core.usecases.app import App
 from venom_mem_core.usecases.sessions import list_sessions
@@ -41,16 +40,15 @@ from venom_mem_core.usecases.spaces import list_spaces
 
 from ..context import Request, SessionReporters
 from ..event_log import EventLog
+from .reporters import session_number
 
-__all__ = ["Cursor", "Reporters", "events_verb", "parse_cursor", "visible"]
+__all__ = ["Cursor", "events_verb", "parse_cursor", "visible"]
 
 # The snapshot stops growing here, so that a reply stays well inside one 1 MiB frame with a
 # full page of events after it.
 SNAPSHOT_BUDGET = 640 * 1024
 SESSION_PAGE = 200
-_OWNER_CACHE_MAX = 100_000
 _CURSOR_RE = re.compile(r"^([A-Za-z0-9_-]{1,64}):(0|[1-9][0-9]{0,18})$")
-_SESSION_RE = re.compile(r"^session:s([1-9][0-9]*)$")
 
 
 @attrs.frozen(kw_only=True)
@@ -74,11 +72,6 @@ def parse_cursor(text: str) -> Cursor:
 # -- who sees what -------------------------------------------------------------------------------
 
 
-def _session_number(resource: str) -> int | None:
-    match = _SESSION_RE.match(resource)
-    return int(match.group(1)) if match else None
-
-
 def _can_read_session(who: Principal, number: int, owners: Mapping[int, str]) -> bool:
     return holds(who, "read", Resource.of_session(number, owners.get(number)))
 
@@ -98,14 +91,14 @@ def visible(
         return dict(event) if holds(who, right, Resource.store()) else None
     if kind == "space" and name:
         return dict(event) if holds(who, "read", Resource.of_space(name)) else None
-    number = _session_number(resource)
+    number = session_number(resource)
     if number is None:
         return dict(event) if who.is_owner else None
     if not _can_read_session(who, number, owners):
         return None
     data = event.get("data")
     parent = data.get("parent") if isinstance(data, dict) else None
-    parent_no = _session_number(f"session:{parent}") if isinstance(parent, str) else None
+    parent_no = session_number(f"session:{parent}") if isinstance(parent, str) else None
     if parent_no is not None and not _can_read_session(who, parent_no, owners):
         assert isinstance(data, dict)
         return {**event, "data": {k: v for k, v in data.items() if k != "parent"}}
@@ -120,72 +113,15 @@ def _needs_owners(who: Principal) -> bool:
 def _session_numbers(events: Iterable[Mapping[str, Any]]) -> set[int]:
     numbers: set[int] = set()
     for event in events:
-        number = _session_number(str(event["resource"]))
+        number = session_number(str(event["resource"]))
         if number is None:
             continue
         numbers.add(number)
         data = event.get("data")
         parent = data.get("parent") if isinstance(data, dict) else None
-        if isinstance(parent, str) and (p := _session_number(f"session:{parent}")) is not None:
+        if isinstance(parent, str) and (p := session_number(f"session:{parent}")) is not None:
             numbers.add(p)
     return numbers
-
-
-class Reporters:
-    """Who reported each session, for one daemon's ``self`` readers of session events. A
-    session's reporter never changes, so the cache keeps it for a session since purged;
-    :meth:`start` learns each new session's reporter as it starts, while its row exists
-    (ADR 0008)."""
-
-    def __init__(self, store: Store, events: EventLog) -> None:
-        self._store = store
-        self._events = events
-        self._cache: dict[int, str] = {}
-        self._lock = threading.Lock()
-        self._seen: int | None = None
-
-    def of(self, numbers: set[int]) -> dict[int, str]:
-        """The reporter of each of these sessions that is known or still stored."""
-        with self._lock:
-            missing = numbers - self._cache.keys()
-        if missing:
-            found: dict[int, str] = {}
-            with self._store.read() as tx:
-                for number in missing:
-                    row = tx.get_session(number)
-                    if row is not None:
-                        found[number] = row.reported_by.principal
-            with self._lock:
-                if len(self._cache) + len(found) > _OWNER_CACHE_MAX:
-                    self._cache.clear()
-                self._cache.update(found)
-        with self._lock:
-            return {n: self._cache[n] for n in numbers if n in self._cache}
-
-    def start(self) -> None:
-        """Follow the event log from now on. Idempotent."""
-        with self._lock:
-            if self._seen is not None:
-                return
-            self._seen = self._events.last_seq
-        self._events.subscribe(self._after_append)
-
-    def _after_append(self) -> None:  # on the thread that emitted, right after the commit
-        with self._lock:
-            assert self._seen is not None
-            fresh = self._events.after(self._seen)
-            if not fresh:
-                return
-            self._seen = int(fresh[-1]["seq"])
-        started = {
-            number
-            for event in fresh
-            if event["type"] == "session.started"
-            and (number := _session_number(str(event["resource"]))) is not None
-        }
-        if started:
-            with contextlib.suppress(VenomError):  # learned later, at read time, instead
-                self.of(started)
 
 
 # -- one page ----------------------------------------------------------------------------------
