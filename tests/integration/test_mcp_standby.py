@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -215,3 +217,61 @@ def test_starts_made_explicit_while_a_standby_waits_start_nothing(world: World) 
         assert wait_gone(standby, 10), "a standby told to go served an explicit store"
         assert world.run("ping", "--json").code == 6
         assert not world.socket.exists()
+
+
+def _imports_of_a_daemon(world: World, token: str, *, standby: bool) -> tuple[set[str], set[str]]:
+    """The modules a launched daemon imports (``python -X importtime``, read from its
+    stderr) before it is told to go (a standby; empty for a plain launch) and from then on
+    through ``ready`` and a first search."""
+    env = {**world.environ(), "PYTHONPROFILEIMPORTTIME": "1"}
+    status_read, status_write = os.pipe()
+    go_read, go_write = os.pipe()
+    argv_ = [sys.executable, "-m", "venom_mem_cli", "serve", "--on-demand"]
+    argv_ += ["--status-fd", str(status_write)]
+    passed = [status_write]
+    if standby:
+        argv_ += [STANDBY_FLAG, str(go_read)]
+        passed.append(go_read)
+    log = world.root / f"imports-{standby}.txt"
+    with log.open("wb") as stderr:
+        proc = subprocess.Popen(argv_, env=env, cwd="/", pass_fds=passed, stderr=stderr)
+    os.close(status_write)
+    os.close(go_read)
+    try:
+        went_at = 0
+        if standby:
+            assert settled(proc.pid, 30)
+            went_at = log.stat().st_size
+            os.write(go_write, b"go\n")
+        assert os.read(status_read, 100) == b"ready\n"
+        world.ok("memory", "search", "--query", "zig", token=token)
+    finally:
+        os.close(go_write)
+        os.close(status_read)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+    text = log.read_bytes().decode()
+
+    def names(part: str) -> set[str]:
+        return {
+            line.rsplit("|", 1)[1].strip()
+            for line in part.splitlines()
+            if line.startswith("import time:") and "|" in line and "package" not in line
+        }
+
+    return names(text[:went_at]), names(text[went_at:])
+
+
+def test_a_standby_loads_what_a_daemon_needs_through_its_first_search_and_no_more(
+    world: World,
+) -> None:
+    """bootstrap._DAEMON_MODULES against the daemon itself: a module missing from it costs
+    the first call its import after go; one too many costs a first call that comes at once
+    (a harness's first call right after tools/list) the wait for it."""
+    token = world.add_client("codex")
+    world.stop_daemon()
+    _, plain = _imports_of_a_daemon(world, token, standby=False)
+    before_go, after_go = _imports_of_a_daemon(world, token, standby=True)
+    assert "venom_mem_adapters.daemon.server" in plain  # the log is the daemon's
+    assert after_go == set(), "loaded only once told to go: add them to _DAEMON_MODULES"
+    assert before_go - plain == set(), "a daemon doesn't need these by its first result"
