@@ -215,10 +215,14 @@ def hold_standby(environ: Mapping[str, str]) -> int | None:
     with _held_lock:
         if _held:
             return None
-    go_read, go_write = os.pipe()
+    # A standby only saves time: nothing that goes wrong here may fail the relay's start.
+    try:
+        go_read, go_write = os.pipe()
+    except OSError:
+        return None
     try:
         pid, status_fd = _spawn(environ, standby_fd=go_read)
-    except VenomError:
+    except (VenomError, OSError, RuntimeError):
         os.close(go_write)
         return None
     finally:
