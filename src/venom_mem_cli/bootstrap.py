@@ -53,8 +53,10 @@ class StatusPipe:
         self._fd = None
 
 
-# What a daemon's start and its first calls import, loaded by a standby before it is told
-# to go (client/_launcher.py): each module here leaves the first call's critical path.
+# What a daemon's start and its first search import, loaded by a standby before it is told
+# to go (client/_launcher.py): each module here leaves the first call's critical path. The
+# use cases come from the manifest (usecases.verbs.use_cases); a test holds the list to
+# what a plain launch loads (tests/integration/test_mcp_standby.py).
 _DAEMON_MODULES = (
     "venom_mem_adapters.config",
     "venom_mem_adapters.daemon.credentials_env",
@@ -68,13 +70,13 @@ _DAEMON_MODULES = (
     "venom_mem_adapters.daemon.server",
     "venom_mem_core.clock",
     "venom_mem_core.usecases.app",
-    "venom_mem_core.usecases.memories",
     "venom_mem_adapters.config._zon",
     "venom_mem_core.text_match",
     "venom_mem_core.export_format",
-    "venom_mem_core.skill",
     "venom_mem_core.converter",
     "anyio._backends._asyncio",
+    "anyio._core._signals",
+    "venom_mem_adapters.client._daemon_record",
 )
 
 
@@ -98,6 +100,10 @@ def wait_as_standby(go_fd: int) -> bool:
         lifetime_s = settings.idle_timeout_ms / 1000
     for name in _DAEMON_MODULES:
         importlib.import_module(name)
+    from venom_mem_core.usecases.verbs import use_cases
+
+    with contextlib.suppress(VenomError):  # a use case missing: the start reports it
+        use_cases()  # imported and looked up once, for the daemon's build (a cache)
     try:
         word = b""
         while not word.endswith(b"\n"):

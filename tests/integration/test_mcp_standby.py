@@ -219,47 +219,59 @@ def test_starts_made_explicit_while_a_standby_waits_start_nothing(world: World) 
         assert not world.socket.exists()
 
 
+# The daemon's entry, run so that SIGUSR1 makes it name on stderr every module it has
+# loaded (sys.modules: what import statements and importlib.import_module both fill).
+_NAMING_MODULES = (
+    "import os, runpy, signal, sys\n"
+    "def named(signum, frame):\n"
+    "    os.write(2, ('modules ' + ' '.join(sorted(sys.modules)) + '\\n').encode())\n"
+    "signal.signal(signal.SIGUSR1, named)\n"
+    "runpy.run_module('venom_mem_cli', run_name='__main__')\n"
+)
+
+
+def _loaded(proc: subprocess.Popen[bytes], log: Path, count: int) -> set[str]:
+    """What the daemon has loaded now: its ``count``-th answer to SIGUSR1."""
+    proc.send_signal(signal.SIGUSR1)
+
+    def answers() -> list[str]:
+        return [line for line in log.read_text().splitlines() if line.startswith("modules ")]
+
+    assert wait_until(lambda: len(answers()) >= count, 10), "the daemon named no modules"
+    return set(answers()[count - 1].split()[1:])
+
+
 def _imports_of_a_daemon(world: World, token: str, *, standby: bool) -> tuple[set[str], set[str]]:
-    """The modules a launched daemon imports (``python -X importtime``, read from its
-    stderr) before it is told to go (a standby; empty for a plain launch) and from then on
-    through ``ready`` and a first search."""
-    env = {**world.environ(), "PYTHONPROFILEIMPORTTIME": "1"}
+    """The modules a launched daemon has loaded when it is told to go (a standby; none for
+    a plain launch) and those it loads from then on through ``ready`` and a first search."""
     status_read, status_write = os.pipe()
     go_read, go_write = os.pipe()
-    argv_ = [sys.executable, "-m", "venom_mem_cli", "serve", "--on-demand"]
+    argv_ = [sys.executable, "-c", _NAMING_MODULES, "serve", "--on-demand"]
     argv_ += ["--status-fd", str(status_write)]
     passed = [status_write]
     if standby:
         argv_ += [STANDBY_FLAG, str(go_read)]
         passed.append(go_read)
-    log = world.root / f"imports-{standby}.txt"
+    log = world.root / f"modules-{standby}.txt"
     with log.open("wb") as stderr:
-        proc = subprocess.Popen(argv_, env=env, cwd="/", pass_fds=passed, stderr=stderr)
+        proc = subprocess.Popen(argv_, env=world.environ(), cwd="/", pass_fds=passed, stderr=stderr)
     os.close(status_write)
     os.close(go_read)
     try:
-        went_at = 0
+        before: set[str] = set()
         if standby:
             assert settled(proc.pid, 30)
-            went_at = log.stat().st_size
+            before = _loaded(proc, log, 1)
             os.write(go_write, b"go\n")
         assert os.read(status_read, 100) == b"ready\n"
         world.ok("memory", "search", "--query", "zig", token=token)
+        after = _loaded(proc, log, 2 if standby else 1)
     finally:
         os.close(go_write)
         os.close(status_read)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=15)
-    text = log.read_bytes().decode()
-
-    def names(part: str) -> set[str]:
-        return {
-            line.rsplit("|", 1)[1].strip()
-            for line in part.splitlines()
-            if line.startswith("import time:") and "|" in line and "package" not in line
-        }
-
-    return names(text[:went_at]), names(text[went_at:])
+    return before, after - before
 
 
 def test_a_standby_loads_what_a_daemon_needs_through_its_first_search_and_no_more(
