@@ -25,16 +25,15 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import sys
 import time
 from collections.abc import Mapping
 
 from venom_mem_core.errors import VenomError
-from venom_mem_core.token_text import OWNER_TOKEN, well_formed
 
 from ..closing import ClosesOnExit
 from . import _socket_trust as socket_trust
-from ._daemon_record import read_record
-from ._runtime_paths import default_store_path, socket_path
+from ._locator import DaemonLocator, check_startup_context
 from ._wire import MAX_FRAME, decode_frame, encode_frame, take_line
 
 TYPE_CHECKING = False  # typing costs the --json path milliseconds; mypy still sees it
@@ -50,7 +49,6 @@ __all__ = [
     "connect",
     "daemon_timeout",
     "reply_budget_s",
-    "start_standby",
     "startup_settings",
 ]
 
@@ -226,53 +224,6 @@ def daemon_timeout(path: str, pid: int, verb: str, waited_s: float) -> VenomErro
     )
 
 
-class DaemonLocator:
-    """Where this caller's store, config and daemon are. The config is read only when an
-    answer needs it (a launch, the store path, the runtime directory's last fallback)."""
-
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self.environ = environ
-        self._config: Config | None = None
-        self._socket: str | None = None
-
-    def config(self) -> Config:
-        """The config's ``store`` and ``daemon`` sections (the others at their defaults):
-        the daemon reads the whole file itself."""
-        if self._config is None:
-            from ..config import default_config_path, load_launch_config
-
-            self._config = load_launch_config(default_config_path(self.environ))
-        return self._config
-
-    def store_path(self) -> str:
-        if self._config is None and not self._config_file():
-            # No file is every key at its default (config/_file.py), and the store's name
-            # none: the default location, without loading the config's records (a relay's
-            # initialize with no daemon running asks this; tests/unit/test_config.py).
-            return default_store_path(self.environ)
-        store = self.config().store
-        return default_store_path(self.environ, store.path, store.url)
-
-    def _config_file(self) -> bool:
-        from ..config import config_file_path, config_file_present
-
-        return config_file_present(config_file_path(self.environ))
-
-    def socket(self) -> str:
-        """This caller's own socket path (CONTRACT section 1)."""
-        if self._socket is None:
-            self._socket = socket_path(self.environ, lambda: os.path.dirname(self.store_path()))
-        return self._socket
-
-    def recorded_socket(self) -> str | None:
-        """The socket the store's daemon record names, when it isn't our own."""
-        record = read_record(self.store_path())
-        if record is None:
-            return None
-        recorded = str(record["socket"])
-        return None if recorded == self.socket() else recorded
-
-
 def open_trusted(path: str, deadline: float) -> tuple[socket.socket, int] | None:
     """A connected socket and the daemon's pid, ``None`` when nothing serves ``path``, or
     ``failed.socket`` when what serves it isn't ours (nothing is written to it)."""
@@ -346,52 +297,13 @@ def startup_settings(config: Config) -> tuple[str, float]:
     return config.daemon.startup, config.daemon.startup_timeout_ms / 1000
 
 
-def check_startup_context(environ: Mapping[str, str], token: str) -> None:
-    """``@owner`` below a process manager is refused before anything connects or launches."""
-    # "Set" as the shell means it: an empty VENOM_MANAGER= is still the marker.
-    if token == OWNER_TOKEN and ("VENOM_MANAGER" in environ or "VENOM_MEM_PRINCIPAL" in environ):
-        raise VenomError(
-            "denied.startup_context",
-            "@owner is refused below a process manager",
-            {"fix": "set VENOM_MEM_TOKEN to a client token; venom-mem client add creates one"},
-        )
-
-
-def start_standby(environ: Mapping[str, str]) -> int | None:
-    """For ``venom-mem mcp`` at its start: when no daemon serves this caller's socket and
-    this caller may start one, spawn a standby for its first call's launch (``_launcher``:
-    it loads the daemon's modules and waits; no daemon until that call, RFC-0020 section
-    8). The standby reads the config itself (``daemon.mcp_standby``, ``daemon.startup``),
-    so this process reads none for it. Its pid, or ``None``; anything amiss is left for the
-    first call to report."""
-    token = environ.get("VENOM_MEM_TOKEN", "")
-    if token and not well_formed(token):
-        return None  # initialize fails for it: nothing is started (mcp/link.py)
-    try:
-        check_startup_context(environ, token)
-        if os.path.lexists(DaemonLocator(environ).socket()):
-            return None  # served (or a stale socket: the first call launches as it always did)
-    except VenomError:
-        return None
-    from ._launcher import hold_standby
-
-    pid = hold_standby(environ)
-    if pid is not None:
-        _standby_spawned.append(pid)
-    return pid
-
-
-# A standby this process spawned: its first connection to a daemon lets it go (a launch
-# has taken it by then, or no launch will need it).
-_standby_spawned: list[int] = []
-
-
 def _let_standby_go() -> None:
-    if _standby_spawned:
-        from ._launcher import dismiss_standby
-
-        _standby_spawned.clear()
-        dismiss_standby()
+    """A standby this process spawned (``_launcher``) is let go at its first connection to
+    a daemon: a launch has taken it by then, or none will need it. Only a process that
+    loaded the launcher can hold one, so any other loads nothing for this."""
+    launcher = sys.modules.get(f"{__package__}._launcher")
+    if launcher is not None:
+        launcher.dismiss_standby()
 
 
 def connect(

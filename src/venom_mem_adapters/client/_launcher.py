@@ -20,7 +20,6 @@ made anew.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import subprocess
@@ -39,6 +38,7 @@ __all__ = [
     "hold_standby",
     "launch",
     "standby_go",
+    "start_standby",
 ]
 
 # What a daemon inherits. Anything else, API keys and tokens included, stays with the caller.
@@ -160,6 +160,8 @@ def launch(environ: Mapping[str, str], timeout_s: float, going: Going | None = N
     if word in ("ready", "lost"):
         return word
     if word.startswith("{"):
+        import json
+
         try:
             raise VenomError.from_json(json.loads(word))
         except ValueError:
@@ -207,6 +209,27 @@ class _Standby:
 
 _held: list[_Standby] = []  # at most one, for this process's next launch
 _held_lock = threading.Lock()
+
+
+def start_standby(environ: Mapping[str, str]) -> int | None:
+    """For ``venom-mem mcp`` at its start: when no daemon serves this caller's socket and
+    this caller may start one, spawn a standby for its first call's launch. The standby
+    reads the config itself (``daemon.mcp_standby``, ``daemon.startup``), so this process
+    reads none for it. Its pid, or ``None``; anything amiss is left for the first call."""
+    from venom_mem_core.token_text import well_formed
+
+    from ._locator import DaemonLocator, check_startup_context
+
+    token = environ.get("VENOM_MEM_TOKEN", "")
+    if token and not well_formed(token):
+        return None  # initialize fails for it: nothing is started (mcp/link.py)
+    try:
+        check_startup_context(environ, token)
+        if os.path.lexists(DaemonLocator(environ).socket()):
+            return None  # served (or a stale socket: the first call launches as it always did)
+    except VenomError:
+        return None
+    return hold_standby(environ)
 
 
 def hold_standby(environ: Mapping[str, str]) -> int | None:

@@ -1,7 +1,7 @@
 """Where config.zon is (CONTRACT section 1), without reading it.
 
 Standard library only, and no pathlib: a client that finds no file there knows every key is
-at its default without loading the config's records (``_client.DaemonLocator``).
+at its default without loading the config's records (``_locator.DaemonLocator``).
 """
 
 from __future__ import annotations
