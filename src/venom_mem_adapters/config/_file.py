@@ -17,7 +17,6 @@ from typing import Any
 from venom_mem_core.config import Config
 from venom_mem_core.errors import VenomError
 
-from ..private_files import write_private_file
 from . import _zon as zon
 from ._path import config_file_path
 
@@ -155,6 +154,8 @@ def _atomic_write(path: Path, text: str) -> None:
     # points, so the link and the file it names don't part ways.
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
+        from ..private_files import write_private_file  # only a write needs it
+
         write_private_file(target, text)
     except OSError as err:
         raise VenomError.file_error("failed.internal", path, "write the config file", err) from None
