@@ -16,7 +16,8 @@ The disagreements allowed are the ones ADR 0024 names, each recognised precisely
   more UTF-8 bytes passes the schema and is ``invalid_params.range``;
 - an ID whose number is above 2^63-1 has the published ``m<N>`` shape;
 - the token check also reads the text's NFKC form without format characters;
-- rules no schema states: a query with no words, config values.
+- rules no schema states: a query with no words, config values, a link from a memory to
+  itself (memory.link and memory.unlink's ``from`` equal to ``to``, ADR 0042).
 """
 
 from __future__ import annotations
@@ -102,6 +103,8 @@ def allowed_gap(spec: ToolSpec, arguments: dict[str, Any], code: str, param: str
     """Whether the daemon's refusal of schema-valid arguments is one ADR 0024 names."""
     if code in UNPUBLISHED:
         return True
+    if code == "invalid_params.link_self":  # no JSON Schema keyword says two members differ
+        return "from" in arguments and arguments.get("from") == arguments.get("to")
     texts = _strings(arguments.get(param))
     prop = spec.input_schema["properties"].get(param, {})
     limit = prop.get("items", prop).get("maxLength")
