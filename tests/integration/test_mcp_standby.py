@@ -106,14 +106,11 @@ def test_a_standby_leaves_with_its_relay_and_starts_nothing(world: World) -> Non
     assert world.run("ping", "--json").code == 6
     assert not world.socket.exists()
     # A relay killed outright takes its standby too: the pipe's end is the standby's end.
-    killed = McpProcess([VENOM_MEM, "mcp"], world.environ(token), world.root)
-    try:
+    with relay(world, token) as killed:
         killed.start()
         standby = spawned_standby(killed.proc.pid)
         killed.proc.send_signal(signal.SIGKILL)
         killed.proc.wait(timeout=10)
-    finally:
-        killed.close()
     assert wait_gone(standby, 10), "the standby outlived its killed relay"
     assert world.run("ping", "--json").code == 6
 

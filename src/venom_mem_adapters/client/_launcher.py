@@ -35,7 +35,6 @@ __all__ = [
     "Going",
     "daemon_environment",
     "dismiss_standby",
-    "hold_standby",
     "launch",
     "standby_go",
     "start_standby",
@@ -192,11 +191,10 @@ class Going:
 
 
 class _Standby:
-    """A spawned candidate waiting for ``go`` (the write end of its pipe) and its status
+    """A spawned candidate waiting for ``go``: the write end of its pipe, and its status
     pipe's read end."""
 
-    def __init__(self, pid: int, go_fd: int, status_fd: int) -> None:
-        self.pid = pid
+    def __init__(self, go_fd: int, status_fd: int) -> None:
         self.go_fd = go_fd
         self.status_fd = status_fd
 
@@ -207,15 +205,16 @@ class _Standby:
                 os.close(fd)
 
 
-_held: list[_Standby] = []  # at most one, for this process's next launch
+_held: list[_Standby] = []  # at most one: this process's, for its next launch
 _held_lock = threading.Lock()
 
 
 def start_standby(environ: Mapping[str, str]) -> int | None:
     """For ``venom-mem mcp`` at its start: when no daemon serves this caller's socket and
-    this caller may start one, spawn a standby for its first call's launch. The standby
-    reads the config itself (``daemon.mcp_standby``, ``daemon.startup``), so this process
-    reads none for it. Its pid, or ``None``; anything amiss is left for the first call."""
+    this caller may start one, spawn a standby for its first call's launch and hold it. The
+    standby reads the config itself (``daemon.mcp_standby``, ``daemon.startup``), so this
+    process reads none for it. Its pid, or ``None`` (one is held already, or it could not be
+    spawned); anything amiss is left for the first call to report."""
     from venom_mem_core.token_text import well_formed
 
     from ._locator import DaemonLocator, check_startup_context
@@ -229,12 +228,6 @@ def start_standby(environ: Mapping[str, str]) -> int | None:
             return None  # served (or a stale socket: the first call launches as it always did)
     except VenomError:
         return None
-    return hold_standby(environ)
-
-
-def hold_standby(environ: Mapping[str, str]) -> int | None:
-    """Spawn a standby for this process's next launch and hold it; its pid, or ``None`` if
-    one is held already or it could not be spawned (the first call's launch reports why)."""
     with _held_lock:
         if _held:
             return None
@@ -251,33 +244,28 @@ def hold_standby(environ: Mapping[str, str]) -> int | None:
     finally:
         os.close(go_read)
     with _held_lock:
-        _held.append(_Standby(pid, go_write, status_fd))
+        _held.append(_Standby(go_write, status_fd))
     return pid
+
+
+def _take_standby() -> _Standby | None:
+    with _held_lock:
+        return _held.pop() if _held else None
 
 
 def dismiss_standby() -> None:
     """No launch will need the standby (a daemon answered): let it go."""
-    with _held_lock:
-        held = list(_held)
-    for standby in held:
-        _dismiss(standby)
-
-
-def _dismiss(standby: _Standby) -> None:
-    with _held_lock:
-        if standby not in _held:
-            return  # taken by a launch
-        _held.remove(standby)
-    standby.close()
+    standby = _take_standby()
+    if standby is not None:
+        standby.close()
 
 
 def standby_go() -> Going | None:
     """Tell the held standby to go; ``None`` when there is none or it can't be told (it
     left on its own: the launch is made anew)."""
-    with _held_lock:
-        if not _held:
-            return None
-        standby = _held.pop()
+    standby = _take_standby()
+    if standby is None:
+        return None
     try:
         os.write(standby.go_fd, b"go\n")
     except OSError:

@@ -34,9 +34,9 @@ __all__ = ["Ops", "handlers"]
 
 @functools.cache
 def handlers(manifest: Manifest = MANIFEST) -> Mapping[str, DaemonHandler]:
-    """The handler of every verb whose ``op`` names one in this package, by verb name;
-    ``failed.internal`` naming the verb when one is missing."""
-    return {v.name: find(v, __name__, v.op, "op") for v in manifest.verbs if v.op is not None}
+    """The handler of every verb whose ``op`` names one in this package, by verb name, all
+    looked up now; ``failed.internal`` naming the verb when one is missing."""
+    return dict(_OnFirstCall(manifest))
 
 
 class _OnFirstCall(Mapping[str, DaemonHandler]):
